@@ -1,0 +1,1 @@
+"""py_trees leaves and decorators: analytic primitives, checks, sim-time decorators."""

@@ -1,0 +1,74 @@
+"""Condition nodes: `check` (a leaf) and `guard` (a decorator), both over named predicates.
+
+A `PredicateCall` is a predicate name from `scenes.predicates` with its arguments (entity names,
+numbers, or `Ref`s to blackboard keys resolved at evaluation). Nothing is ever evaluated as code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import py_trees
+
+from behaviours.leaf import RobotLeaf, deref
+from blackboard.episode import CONDITION_FAILED, record_error
+from scenes.robot import Robot
+
+Status = py_trees.common.Status
+
+
+@dataclass(frozen=True)
+class PredicateCall:
+    predicate: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.predicate}({', '.join(str(v) for v in self.args.values())})"
+
+    def __call__(self, robot: Robot) -> bool:
+        return robot.evaluate(self.predicate, deref(self.args))
+
+
+class Check(RobotLeaf):
+    """Test a predicate once per tick.
+
+    Tick contract: never RUNNING and never commands. SUCCESS when the predicate holds; otherwise
+    FAILURE, and when `error` is set that error code is written to /errors/last.
+    """
+
+    def __init__(self, name: str, call: PredicateCall, *, error: str | None):
+        super().__init__(name)
+        self.call, self.error = call, error
+
+    def update(self) -> Status:
+        if self.call(self.robot):
+            self.feedback_message = "holds"
+            return Status.SUCCESS
+        if self.error:
+            return self.fail(self.error, f"{self.call} does not hold")
+        self.feedback_message = "does not hold"
+        return Status.FAILURE
+
+
+class Guard(py_trees.decorators.EternalGuard):
+    """py_trees' EternalGuard over a predicate: re-checked before every tick of the child.
+
+    Tick contract: while the predicate holds, reflects the child's status. The first tick it does
+    not hold, the running child is stopped (INVALID, so a primitive stops commanding and the robot
+    holds), CONDITION_FAILED is written to /errors/last, and the guard returns FAILURE.
+    """
+
+    def __init__(self, name: str, child: py_trees.behaviour.Behaviour, call: PredicateCall):
+        super().__init__(name=name, child=child, condition=self._holds)
+        self.call = call
+
+    def setup(self, **kwargs: Any) -> None:
+        self.robot: Robot = kwargs["robot"]
+
+    def _holds(self) -> bool:
+        if self.call(self.robot):
+            return True
+        self.feedback_message = f"{self.call} stopped holding"
+        record_error(CONDITION_FAILED, self.name, self.feedback_message, self.robot.steps)
+        return False

@@ -1,0 +1,230 @@
+"""Analytic motion primitives: `move_to`, `rotate`, `set_gripper`, `release`, `wait`.
+
+Each is a non-blocking leaf: it puts at most one action per tick into the command slot and
+returns RUNNING until its goal is reached, so guards and reactive composites above it re-check
+their conditions every control step. None of them holds resources: when stopped (`terminate` with
+INVALID, e.g. preempted by a guard) it simply stops commanding and the tick loop holds the robot
+where it is. Caps and waits count ticks, and one tick is one control step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import py_trees
+from scipy.spatial.transform import Rotation
+
+from behaviours.leaf import Ref, RobotLeaf, deref
+from blackboard.episode import STUCK, UNREACHABLE
+from scenes.robot import CLOSE, OPEN, Robot
+
+Status = py_trees.common.Status
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where `move_to` goes: a world point, a point relative to an entity, or to the start pose.
+
+    Exactly one of `world`, `object` or `relative` is set. For an entity, `at` picks its `center`
+    (body origin), `top` or `bottom` (of its bounding box, above/below the origin) and `offset` is
+    added in the world frame. `relative` is an offset from where the end effector was when the
+    node started.
+    """
+
+    world: tuple[float, float, float] | None = None
+    object: str | Ref | None = None
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    at: str = "center"
+    relative: tuple[float, float, float] | None = None
+
+    def __str__(self) -> str:
+        if self.world is not None:
+            return f"[{', '.join(f'{v:g}' for v in self.world)}]"
+        if self.relative is not None:
+            return f"here+[{', '.join(f'{v:g}' for v in self.relative)}]"
+        at = "" if self.at == "center" else f".{self.at}"
+        off = "" if not any(self.offset) else f"+[{', '.join(f'{v:g}' for v in self.offset)}]"
+        return f"{self.object}{at}{off}"
+
+    def position(self, robot: Robot, start: np.ndarray) -> np.ndarray:
+        if self.world is not None:
+            return np.asarray(self.world, dtype=float)
+        if self.relative is not None:
+            return start + np.asarray(self.relative, dtype=float)
+        name = deref(self.object)
+        pos = robot.pose_of(name).pos.copy()
+        if self.at != "center":
+            low, high = robot.extent_of(name)
+            pos[2] = high[2] if self.at == "top" else low[2]
+        return pos + np.asarray(self.offset, dtype=float)
+
+
+class MoveTo(RobotLeaf):
+    """Servo the end effector to a target position, keeping its orientation.
+
+    Tick contract: each tick re-reads the target (so a moving object is followed) and commands a
+    P-controlled step toward it with the gripper as last commanded. SUCCESS once within
+    `tolerance` m (no command that tick). FAILURE with UNREACHABLE after `max_steps` ticks, or with
+    STUCK when the distance has not shrunk by 2 mm over `stuck_steps` ticks. The orientation is
+    the one the end effector had when the node started, turned to `yaw` (rad, world) if given.
+    """
+
+    def __init__(self, name: str, target: Target, *, tolerance: float, max_steps: int,
+                 stuck_steps: int, yaw: float | None):
+        super().__init__(name)
+        self.target, self.tolerance, self.max_steps = target, tolerance, max_steps
+        self.stuck_steps, self.yaw = stuck_steps, yaw
+
+    def initialise(self) -> None:
+        here = self.robot.eef_pose()
+        self.start = here.pos.copy()
+        self.quat = here.quat
+        if self.yaw is not None:
+            roll, pitch, _ = Rotation.from_quat(here.quat).as_euler("xyz")
+            self.quat = Rotation.from_euler("xyz", [roll, pitch, self.yaw]).as_quat()
+        self.ticks, self.best, self.since_progress = 0, np.inf, 0
+
+    def update(self) -> Status:
+        goal = self.target.position(self.robot, self.start)
+        error = float(np.linalg.norm(goal - self.robot.eef_pose().pos))
+        self.feedback_message = f"{error * 100:.1f} cm to go"
+        if error <= self.tolerance:
+            return Status.SUCCESS
+        self.ticks += 1
+        if self.ticks > self.max_steps:
+            return self.fail(UNREACHABLE, f"{error * 100:.1f} cm short after {self.max_steps} steps")
+        if error < self.best - 0.002:
+            self.best, self.since_progress = error, 0
+        else:
+            self.since_progress += 1
+            if self.since_progress >= self.stuck_steps:
+                return self.fail(STUCK, f"no progress for {self.stuck_steps} steps, "
+                                        f"{error * 100:.1f} cm short")
+        self.command(self.robot.servo(goal, self.quat, self.robot.gripper_command))
+        return Status.RUNNING
+
+
+class Rotate(RobotLeaf):
+    """Turn the wrist about the world z axis by `yaw` rad (or to `yaw` when not `relative`).
+
+    Tick contract: commands a servo step holding the start position each tick; SUCCESS within
+    `tolerance` rad; FAILURE with UNREACHABLE after `max_steps` ticks.
+    """
+
+    def __init__(self, name: str, yaw: float, *, relative: bool, tolerance: float, max_steps: int):
+        super().__init__(name)
+        self.yaw, self.relative, self.tolerance, self.max_steps = yaw, relative, tolerance, max_steps
+
+    def initialise(self) -> None:
+        here = self.robot.eef_pose()
+        self.pos = here.pos.copy()
+        start = Rotation.from_quat(here.quat)
+        if self.relative:
+            goal = Rotation.from_euler("z", self.yaw) * start
+        else:
+            roll, pitch, _ = start.as_euler("xyz")
+            goal = Rotation.from_euler("xyz", [roll, pitch, self.yaw])
+        self.goal = goal
+        self.ticks = 0
+
+    def update(self) -> Status:
+        here = Rotation.from_quat(self.robot.eef_pose().quat)
+        error = float((self.goal * here.inv()).magnitude())
+        self.feedback_message = f"{np.degrees(error):.1f} deg to go"
+        if error <= self.tolerance:
+            return Status.SUCCESS
+        self.ticks += 1
+        if self.ticks > self.max_steps:
+            return self.fail(UNREACHABLE, f"{np.degrees(error):.1f} deg short after "
+                                          f"{self.max_steps} steps")
+        self.command(self.robot.servo(self.pos, self.goal.as_quat(), self.robot.gripper_command))
+        return Status.RUNNING
+
+
+class SetGripper(RobotLeaf):
+    """Open or close the gripper while holding the end effector where it is.
+
+    Tick contract: commands the gripper every tick; SUCCESS once the fingers have stopped moving
+    (width changed < 0.5 mm over 3 ticks, after at least `min_steps`) or after `max_steps` ticks.
+    Whether something was grasped is a separate `check: grasped`.
+    """
+
+    def __init__(self, name: str, state: str, *, min_steps: int = 4, max_steps: int = 30):
+        super().__init__(name)
+        self.value = CLOSE if state == "close" else OPEN
+        self.min_steps, self.max_steps = min_steps, max_steps
+
+    def initialise(self) -> None:
+        self.hold = self.robot.eef_pose()
+        self.widths: list[float] = []
+
+    def update(self) -> Status:
+        self.widths.append(self.robot.gripper_width())
+        settled = len(self.widths) > self.min_steps and np.ptp(self.widths[-3:]) < 5e-4
+        self.feedback_message = f"width {self.widths[-1] * 100:.1f} cm"
+        if settled or len(self.widths) > self.max_steps:
+            return Status.SUCCESS
+        self.command(self.robot.servo(self.hold.pos, self.hold.quat, self.value))
+        return Status.RUNNING
+
+
+class Release(RobotLeaf):
+    """Open the gripper, then retreat `lift` m straight up.
+
+    Tick contract: first the gripper phase of `set_gripper: open`, then a servo toward the
+    retreat point; SUCCESS within 1 cm of it; FAILURE with STUCK if it is not reached within
+    `max_steps` ticks of retreat.
+    """
+
+    def __init__(self, name: str, *, lift: float, max_steps: int = 80):
+        super().__init__(name)
+        self.lift, self.max_steps = lift, max_steps
+        self.opener = SetGripper(f"{name}/open", "open")
+
+    def setup(self, **kwargs) -> None:
+        super().setup(**kwargs)
+        self.opener.setup(**kwargs)
+
+    def initialise(self) -> None:
+        self.opener.initialise()
+        self.retreat = self.robot.eef_pose()
+        self.retreat = (self.retreat.pos + np.array([0.0, 0.0, self.lift]), self.retreat.quat)
+        self.opened, self.ticks = False, 0
+
+    def update(self) -> Status:
+        if not self.opened:
+            self.opened = self.opener.update() == Status.SUCCESS
+            if not self.opened:
+                return Status.RUNNING
+        pos, quat = self.retreat
+        error = float(np.linalg.norm(pos - self.robot.eef_pose().pos))
+        self.feedback_message = f"retreating, {error * 100:.1f} cm to go"
+        if error <= 0.01:
+            return Status.SUCCESS
+        self.ticks += 1
+        if self.ticks > self.max_steps:
+            return self.fail(STUCK, f"retreat blocked {error * 100:.1f} cm short")
+        self.command(self.robot.servo(pos, quat, OPEN))
+        return Status.RUNNING
+
+
+class Wait(RobotLeaf):
+    """Let `steps` control steps pass without commanding (the robot holds).
+
+    Tick contract: RUNNING for `steps` ticks, SUCCESS on the next.
+    """
+
+    def __init__(self, name: str, steps: int):
+        super().__init__(name)
+        self.steps = steps
+
+    def initialise(self) -> None:
+        self.ticks = 0
+
+    def update(self) -> Status:
+        if self.ticks >= self.steps:
+            return Status.SUCCESS
+        self.ticks += 1
+        self.feedback_message = f"{self.ticks}/{self.steps}"
+        return Status.RUNNING

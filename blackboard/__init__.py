@@ -1,0 +1,1 @@
+"""Memory: the per-episode blackboard layout and the command slot."""

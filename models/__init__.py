@@ -1,0 +1,1 @@
+"""Adapters to learned models behind small protocols (policies, planners, perception, embedders)."""

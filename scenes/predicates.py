@@ -1,0 +1,99 @@
+"""Named predicates: the conditions `check` and `guard` nodes may test, and success tests of tasks.
+
+A predicate has a name, named parameters (entity names or numbers, with defaults) and a function of
+a `Robot`. The goal predicates are LIBERO's own (`on`, `in`, `open`, ...), evaluated by the scene
+exactly as LIBERO's success check does; the others (`grasped`, `lifted`, `near`, ...) are tether's.
+Trees refer to predicates only by name, so a tree file never carries code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from scenes.robot import Robot
+
+ENTITY = "entity"
+NUMBER = "number"
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # ENTITY or NUMBER
+    default: float | None = None
+
+
+@dataclass(frozen=True)
+class Predicate:
+    name: str
+    params: tuple[Param, ...]
+    doc: str
+    fn: Callable[..., bool]
+    goal: bool = False  # one of LIBERO's goal predicates
+
+
+PREDICATES: dict[str, Predicate] = {}
+
+
+def register(name: str, params: tuple[Param, ...], doc: str, *, goal: bool = False):
+    def wrap(fn: Callable[..., bool]) -> Callable[..., bool]:
+        PREDICATES[name] = Predicate(name, params, doc, fn, goal)
+        return fn
+
+    return wrap
+
+
+OBJECT = Param("object", ENTITY)
+TARGET = Param("target", ENTITY)
+
+
+def _goal(name: str, doc: str, params: tuple[Param, ...]) -> None:
+    register(name, params, doc, goal=True)(
+        lambda robot, **args: robot.goal_predicate(name, [args[p.name] for p in params])
+    )
+
+
+_goal("on", "`object` rests on top of `target` (LIBERO's On).", (OBJECT, TARGET))
+_goal("in", "`object` is inside region or container `target` (LIBERO's In).", (OBJECT, TARGET))
+_goal("open", "articulated `object` (drawer, door, microwave) is open.", (OBJECT,))
+_goal("close", "articulated `object` is closed.", (OBJECT,))
+_goal("turn_on", "`object` (stove, faucet) is turned on.", (OBJECT,))
+_goal("turn_off", "`object` (stove, faucet) is turned off.", (OBJECT,))
+
+
+@register("grasped", (OBJECT,), "both fingers touch `object` (robosuite's grasp check).")
+def grasped(robot: Robot, object: str) -> bool:
+    return robot.is_grasped(object)
+
+
+@register(
+    "lifted",
+    (OBJECT, Param("height", NUMBER, 0.05)),
+    "`object` is at least `height` m above where it rested when the episode started.",
+)
+def lifted(robot: Robot, object: str, height: float) -> bool:
+    return robot.pose_of(object).pos[2] - robot.start_pose_of(object).pos[2] >= height
+
+
+@register(
+    "near",
+    (OBJECT, TARGET, Param("distance", NUMBER, 0.05)),
+    "the centres of `object` and `target` ('gripper' is the end effector) are within `distance` m.",
+)
+def near(robot: Robot, object: str, target: str, distance: float) -> bool:
+    return float(np.linalg.norm(robot.position(object) - robot.position(target))) <= distance
+
+
+@register("gripper_open", (), "the gripper was last commanded open and its fingers are apart.")
+def gripper_open(robot: Robot) -> bool:
+    return robot.gripper_command < 0 and robot.gripper_width() > 0.06
+
+
+@register("task_success", (), "the task's own goal (all of its goal predicates) holds.")
+def task_success(robot: Robot) -> bool:
+    return robot.success()

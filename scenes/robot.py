@@ -1,0 +1,158 @@
+"""The `Robot` interface: everything behaviours may ask of the world, and the one way to act on it.
+
+Behaviours never touch MuJoCo or LIBERO directly. They read poses and predicates through this
+interface and produce one action per control step; the tick loop hands that action to `step`.
+A real robot replaces the simulated scene by implementing the same interface.
+
+Conventions (robosuite's, which LIBERO and lerobot share):
+- positions in metres in the world frame; quaternions `(x, y, z, w)`;
+- an action is 7-D and normalised to [-1, 1]: an OSC_POSE delta of the end effector
+  (3 translation, 3 axis-angle rotation in the world frame) and the gripper (-1 open, +1 close);
+- one `step` is one control period, `control_dt` seconds of simulated time.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+OPEN, CLOSE = -1.0, 1.0
+
+
+@dataclass(frozen=True)
+class Pose:
+    """A position (m) and an orientation quaternion (x, y, z, w) in the world frame."""
+
+    pos: np.ndarray
+    quat: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 0.0, 1.0]))
+
+    @property
+    def yaw(self) -> float:
+        return float(Rotation.from_quat(self.quat).as_euler("xyz")[2])
+
+
+@dataclass(frozen=True)
+class ServoGains:
+    """Scales of the normalised action: metres and radians for a full (+-1) action, and a P gain."""
+
+    max_translation: float = 0.05
+    max_rotation: float = 0.5
+    gain: float = 2.0
+
+
+class Robot(abc.ABC):
+    """A manipulator in a scene, stepped one control period at a time."""
+
+    control_dt: float = 0.05
+    gains = ServoGains()
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self._hold: Pose | None = None
+        self._gripper = OPEN
+
+    # --- what the world looks like -------------------------------------------------------
+    @abc.abstractmethod
+    def eef_pose(self) -> Pose:
+        """The end effector's pose."""
+
+    @abc.abstractmethod
+    def gripper_width(self) -> float:
+        """Distance between the fingers (m)."""
+
+    @abc.abstractmethod
+    def entities(self) -> list[str]:
+        """Every name a target or predicate may use: objects, fixtures and regions."""
+
+    @abc.abstractmethod
+    def pose_of(self, name: str) -> Pose:
+        """Pose of an object, fixture or region by its canonical name."""
+
+    @abc.abstractmethod
+    def extent_of(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """World-frame axis-aligned bounding box (low corner, high corner) of an entity."""
+
+    @abc.abstractmethod
+    def resolve(self, name: str) -> str:
+        """The canonical entity name for a name or alias; `TetherError` when unknown or ambiguous."""
+
+    @abc.abstractmethod
+    def start_pose_of(self, name: str) -> Pose:
+        """Pose of an entity when the episode started (after the scene settled)."""
+
+    @abc.abstractmethod
+    def goal(self) -> list[tuple[str, ...]]:
+        """The task's goal literals, e.g. `[("on", "akita_black_bowl_1", "plate_1")]`."""
+
+    @abc.abstractmethod
+    def goal_predicate(self, name: str, args: list[str]) -> bool:
+        """Evaluate one goal predicate (`on`, `in`, `open`, ...) the way the task's success test does."""
+
+    @abc.abstractmethod
+    def is_grasped(self, name: str) -> bool:
+        """Whether the gripper holds the object (both fingers in contact with it)."""
+
+    def success(self) -> bool:
+        """The task's own success test: every goal literal holds."""
+        return all(self.goal_predicate(lit[0], list(lit[1:])) for lit in self.goal())
+
+    def position(self, name: str) -> np.ndarray:
+        """Position of an entity; 'gripper' is the end effector."""
+        return self.eef_pose().pos if name == "gripper" else self.pose_of(name).pos
+
+    def evaluate(self, predicate: str, args: dict) -> bool:
+        """Evaluate a named predicate (see `scenes.predicates`) with resolved arguments."""
+        from scenes.predicates import PREDICATES
+
+        return bool(PREDICATES[predicate].fn(self, **args))
+
+    @abc.abstractmethod
+    def _apply(self, action: np.ndarray) -> None:
+        """Advance the world by one control period under `action`."""
+
+    def observe(self) -> dict:
+        """The observation of the current step (robot state; images when a camera is configured)."""
+        pose = self.eef_pose()
+        return {"eef_pos": pose.pos, "eef_quat": pose.quat, "gripper_width": self.gripper_width()}
+
+    # --- acting ------------------------------------------------------------------------
+    @property
+    def sim_time(self) -> float:
+        return self.steps * self.control_dt
+
+    @property
+    def gripper_command(self) -> float:
+        """The last gripper command (OPEN or CLOSE); holding keeps it."""
+        return self._gripper
+
+    def step(self, action: np.ndarray) -> None:
+        """Apply one commanded action for one control period."""
+        action = np.asarray(action, dtype=float)
+        if action.shape != (7,) or not np.all(np.isfinite(action)):
+            raise ValueError(f"an action is 7 finite numbers, got {action!r}")
+        self._gripper = CLOSE if action[6] > 0 else OPEN
+        self._hold = None
+        self._apply(np.clip(action, -1.0, 1.0))
+        self.steps += 1
+
+    def hold(self) -> None:
+        """Step once holding the pose where the last command left the end effector."""
+        if self._hold is None:
+            self._hold = self.eef_pose()
+        self._apply(self.servo(self._hold.pos, self._hold.quat, self._gripper))
+        self.steps += 1
+
+    def servo(self, pos: np.ndarray, quat: np.ndarray, gripper: float) -> np.ndarray:
+        """The P-controlled action that moves the end effector toward (`pos`, `quat`)."""
+        here = self.eef_pose()
+        g = self.gains
+        dpos = (np.asarray(pos) - here.pos) / g.max_translation * g.gain
+        drot = (Rotation.from_quat(quat) * Rotation.from_quat(here.quat).inv()).as_rotvec()
+        drot = drot / g.max_rotation * g.gain
+        return np.clip(np.concatenate([dpos, drot, [gripper]]), -1.0, 1.0)
+
+    def close(self) -> None:
+        """Release the simulator or hardware."""

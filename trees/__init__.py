@@ -1,0 +1,1 @@
+"""The executive: the YAML tree language, its validator and compiler, the tick loop and the CLI."""

@@ -1,0 +1,173 @@
+"""The `tether` command: thin verbs over library functions.
+
+    tether run TREE --task SUITE/TASK [--seed N] [--with KEY=VALUE]...   run one episode
+    tether check FILE... [--task SUITE/TASK]                             validate and print trees
+    tether tasks [SUITE]                                                 list LIBERO tasks
+    tether doctor                                                        check the installation
+
+Exit codes: 0 success, 1 the task failed (run) or a tree has errors (check), 2 usage or input
+errors (printed as one clear message, never a traceback).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import py_trees
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from scenes.errors import TetherError
+
+app = typer.Typer(
+    name="tether", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    help="A reactive behaviour-tree executive for robot manipulation: YAML task trees compiled "
+         "to py_trees and ticked against LIBERO scenes.",
+)
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+WithOpt = Annotated[list[str] | None, typer.Option(
+    "--with", "-w", metavar="KEY=VALUE",
+    help="Bind a tree parameter (repeatable); overrides what the task's goal binds.")]
+TaskOpt = Annotated[str, typer.Option(
+    "--task", "-t", metavar="SUITE/TASK",
+    help="A LIBERO task as SUITE/TASK_NAME or SUITE/INDEX (see `tether tasks`).")]
+
+
+def _fail(exc: TetherError) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+    return typer.Exit(2)
+
+
+def _bindings(pairs: list[str] | None) -> dict:
+    from trees.compiler import parse_binding
+
+    return dict(parse_binding(p) for p in pairs or [])
+
+
+@app.command()
+def run(
+    tree: Annotated[Path, typer.Argument(help="Tree file (YAML), e.g. trees/library/pick_place.yaml")],
+    task: TaskOpt,
+    seed: Annotated[int, typer.Option(help="Seed; also picks the init state (seed % 50) unless "
+                                           "--init-state is given.")] = 0,
+    init_state: Annotated[int | None, typer.Option(help="Which of the task's 50 init states.")] = None,
+    with_: WithOpt = None,
+    budget: Annotated[int, typer.Option(help="Step budget of the episode.")] = 1000,
+    runs: Annotated[Path, typer.Option(help="Folder that receives the run directory.")] = Path("runs"),
+    live: Annotated[bool | None, typer.Option(
+        "--live/--lines", help="Redraw the tree each tick, or print a line per running leaf "
+                               "(default: live on a terminal).")] = None,
+) -> None:
+    """Run one episode of TREE on a LIBERO task and report the result.
+
+    Exit code 0 when the task succeeded (its own goal test), 1 when it did not.
+    """
+    from trees.progress import LiveTree, TipLines
+    from trees.run import run as run_tree
+
+    use_live = out.is_terminal if live is None else live
+
+    def display(root: py_trees.behaviour.Behaviour, robot):
+        return LiveTree(root, robot, out) if use_live else TipLines(robot, out)
+
+    try:
+        record = run_tree(tree, task, seed=seed, init_state=init_state, given=_bindings(with_),
+                          budget=budget, runs=runs, display=display)
+    except TetherError as exc:
+        raise _fail(exc) from None
+    r = record.result
+    verdict = "[bold green]SUCCESS[/]" if r.success else "[bold red]FAILURE[/]"
+    out.print(f"{verdict}  task {record.task} (init state {record.init_state})", markup=True)
+    out.print(f"  tree {r.tree_status} ({'finished' if r.ended_by == 'tree' else 'budget spent'}),"
+              f" {r.steps} steps, {r.sim_time:.2f} s simulated, {record.wall_seconds:.1f} s wall")
+    for e in r.errors[-3:]:
+        out.print(f"  error {e['code']} at step {e['step']} in '{e['node']}': {e['message']}")
+    out.print(f"  run files: {record.run_dir}/  (result.json, ticks.jsonl, tree.txt)")
+    raise typer.Exit(0 if r.success else 1)
+
+
+@app.command()
+def check(
+    files: Annotated[list[Path], typer.Argument(help="Tree files to validate.")],
+    task: Annotated[str | None, typer.Option(
+        "--task", "-t", metavar="SUITE/TASK",
+        help="Also check object names against this task's scene and bind params from its goal.")] = None,
+    with_: WithOpt = None,
+) -> None:
+    """Validate tree files and print each compiled tree. Exit code 1 when any has errors.
+
+    Without --task, object names are not checked and unbound parameters are shown as <name>.
+    """
+    from trees.compiler import compile_tree, goal_bindings, read_tree_file
+
+    scene = None
+    try:
+        if task:
+            from scenes.libero_scene import LiberoScene
+
+            from scenes.catalogue import get_task
+
+            scene = LiberoScene(get_task(task), init_state=0, seed=0)
+        given = _bindings(with_)
+    except TetherError as exc:
+        raise _fail(exc) from None
+    failed = False
+    for path in files:
+        try:
+            params = dict(given)
+            if scene is not None:
+                params = {**goal_bindings(read_tree_file(path), scene.goal()), **params}
+            compiled = compile_tree(path, params, resolve=scene.resolve if scene else None,
+                                    placeholders=scene is None)
+        except TetherError as exc:
+            failed = True
+            err.print(str(exc), markup=False)
+            err.print(f"[red]✗ {path}[/]", markup=True)
+            continue
+        out.print(f"[green]✓ {path}[/] ({compiled.nodes} nodes)", markup=True)
+        out.print(py_trees.display.unicode_tree(compiled.root), markup=False)
+    if scene is not None:
+        scene.close()
+    raise typer.Exit(1 if failed else 0)
+
+
+@app.command()
+def tasks(suite: Annotated[str | None, typer.Argument(help="Only this suite.")] = None) -> None:
+    """List LIBERO tasks: their address, index and instruction."""
+    from scenes.catalogue import SUITES, list_tasks
+
+    try:
+        rows = list_tasks([suite] if suite else SUITES)
+    except TetherError as exc:
+        raise _fail(exc) from None
+    table = Table("task", "#", "instruction")
+    for t in rows:
+        table.add_row(t.id, str(t.index), t.language)
+    out.print(table)
+
+
+@app.command()
+def doctor() -> None:
+    """Check the installation: LIBERO imports without prompting and its assets match the manifest."""
+    from scenes.assets import verify_assets
+    from scenes.libero_setup import import_libero
+
+    try:
+        import_libero()
+        report = verify_assets()
+    except TetherError as exc:
+        raise _fail(exc) from None
+    out.print(f"LIBERO imports without a prompt; assets: {report.summary()}")
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)

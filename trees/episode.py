@@ -1,0 +1,99 @@
+"""The tick loop: one tick of the tree, then exactly one control step of the robot.
+
+Each tick the tree is ticked once; the leaf that commands the robot has put at most one action in
+the command slot (a second commander raises `CommandConflict`). The robot steps with that action,
+or holds its pose when no leaf commanded. The episode ends when the root returns SUCCESS or
+FAILURE or when the step budget is spent; success is the task's own test, not the tree's status.
+Every episode starts from a clean blackboard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import py_trees
+
+from blackboard.episode import COMMAND, new_episode, storage
+from scenes.robot import Robot
+
+Status = py_trees.common.Status
+
+
+@dataclass
+class Tick:
+    """What happened in one tick (handed to observers such as the progress display)."""
+
+    index: int
+    root: Status
+    tip: str | None
+    action: np.ndarray | None
+    commander: str | None
+    visited: list[py_trees.behaviour.Behaviour]
+
+
+@dataclass
+class EpisodeResult:
+    success: bool
+    tree_status: str
+    steps: int
+    sim_time: float
+    ended_by: str  # "tree" or "budget"
+    node_status: dict[str, str] = field(default_factory=dict)
+    errors: list[dict] = field(default_factory=list)
+
+
+def node_statuses(root: py_trees.behaviour.Behaviour) -> dict[str, str]:
+    """Final status of every node, keyed by its path of names from the root."""
+    out: dict[str, str] = {}
+
+    def walk(node: py_trees.behaviour.Behaviour, prefix: str) -> None:
+        path = f"{prefix}/{node.name}" if prefix else node.name
+        key, n = path, 2
+        while key in out:
+            key, n = f"{path}#{n}", n + 1
+        out[key] = node.status.value
+        for child in node.children:
+            walk(child, path)
+
+    walk(root, "")
+    return out
+
+
+def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int,
+                task: str = "", instruction: str = "", params: dict | None = None,
+                observers: tuple[Callable[[Tick], None], ...] = ()) -> EpisodeResult:
+    """Tick `root` against `robot` until it finishes or `budget` steps have been taken."""
+    new_episode(task=task, instruction=instruction, params=params or {},
+                entities=robot.entities())
+    tree = py_trees.trees.BehaviourTree(root)
+    visitor = py_trees.visitors.SnapshotVisitor()
+    tree.add_visitor(visitor)
+    tree.setup(robot=robot)
+    ticks = 0
+    while robot.steps < budget:
+        tree.tick()
+        ticks += 1
+        action, by = COMMAND.take()
+        finished = root.status in (Status.SUCCESS, Status.FAILURE)
+        if action is not None:
+            robot.step(action)
+        elif not finished:
+            robot.hold()
+        if observers:
+            tip = root.tip()
+            tick = Tick(ticks, root.status, tip.name if tip else None, action, by,
+                        [n for n in root.iterate() if n.id in visitor.visited])
+            for observe in observers:
+                observe(tick)
+        if finished:
+            break
+    statuses = node_statuses(root)
+    ended_by = "tree" if root.status in (Status.SUCCESS, Status.FAILURE) else "budget"
+    if ended_by == "budget":
+        root.stop(Status.INVALID)
+    return EpisodeResult(
+        success=bool(robot.success()), tree_status=statuses[root.name] if ended_by == "tree"
+        else "RUNNING", steps=robot.steps, sim_time=round(robot.sim_time, 6), ended_by=ended_by,
+        node_status=statuses, errors=list(storage().get("/errors/history", [])))

@@ -1,0 +1,187 @@
+"""The node types of the tree language, registered by name.
+
+Each `NodeType` says what kind of node it is (composite, decorator, leaf), which parameters it
+takes (type, default, doc), an example, and how to build the real py_trees object. The compiler,
+`tether check`, and the language reference all read this registry, so adding a node type here is
+all it takes to make it usable in YAML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import py_trees
+from py_trees.common import OneShotPolicy, ParallelPolicy
+
+from behaviours.conditions import Check, Guard
+from behaviours.primitives import MoveTo, Release, Rotate, SetGripper, Wait
+from behaviours.sim_timeout import SimTimeout
+from trees.values import (
+    ANY,
+    BOOL,
+    ERROR_CODE,
+    FLOAT,
+    KEY_TYPE,
+    TARGET,
+    Choice,
+    Float,
+    Int,
+    Type,
+)
+
+REQUIRED = object()
+COMPOSITE, DECORATOR, LEAF = "composite", "decorator", "leaf"
+
+
+@dataclass(frozen=True)
+class Spec:
+    type: Type
+    default: Any = REQUIRED
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+@dataclass(frozen=True)
+class NodeType:
+    name: str
+    kind: str
+    doc: str
+    build: Callable[..., py_trees.behaviour.Behaviour]
+    params: dict[str, Spec] = field(default_factory=dict)
+    primary: str | None = None  # the parameter a scalar body sets: `wait: 10`
+    predicate: bool = False  # takes `predicate:` plus that predicate's arguments
+    label: Callable[[dict], str] | None = None
+
+
+NODE_TYPES: dict[str, NodeType] = {}
+
+
+def register(node_type: NodeType) -> None:
+    NODE_TYPES[node_type.name] = node_type
+
+
+# --- composites: real py_trees composites ----------------------------------------------------
+def _composite(cls: type, memory: bool) -> Callable[..., py_trees.behaviour.Behaviour]:
+    return lambda name, children: cls(name=name, memory=memory, children=children)
+
+
+register(NodeType("sequence", COMPOSITE, "Tick children in order; resume the RUNNING child next "
+                  "tick (memory). SUCCESS when all succeed, FAILURE at the first failure.",
+                  _composite(py_trees.composites.Sequence, True)))
+register(NodeType("selector", COMPOSITE, "Try children in order until one does not fail; resume "
+                  "the RUNNING child next tick (memory). FAILURE when all fail.",
+                  _composite(py_trees.composites.Selector, True)))
+register(NodeType("reactive_sequence", COMPOSITE, "A sequence that restarts from its first child "
+                  "every tick, so earlier conditions are re-checked; a failure stops the running "
+                  "child.", _composite(py_trees.composites.Sequence, False)))
+register(NodeType("reactive_selector", COMPOSITE, "A selector that restarts from its first child "
+                  "every tick, so a higher-priority child that stops failing preempts the running "
+                  "one (which is stopped).", _composite(py_trees.composites.Selector, False)))
+
+
+def _parallel(name: str, children: list, success_on: Any, synchronise: bool):
+    if success_on == "all":
+        policy = ParallelPolicy.SuccessOnAll(synchronise=synchronise)
+    elif success_on == "one":
+        policy = ParallelPolicy.SuccessOnOne()
+    else:
+        policy = ParallelPolicy.SuccessOnSelected(children=success_on, synchronise=synchronise)
+    return py_trees.composites.Parallel(name=name, policy=policy, children=children)
+
+
+register(NodeType(
+    "parallel", COMPOSITE,
+    "Tick every child every tick. FAILURE as soon as one fails; SUCCESS when all succeed "
+    "(`all`), any one succeeds (`one`), or the named children succeed (a list of names).",
+    _parallel,
+    params={"success_on": Spec(ANY, "all", "`all`, `one`, or a list of child names"),
+            "synchronise": Spec(BOOL, True, "finished children are not re-ticked until the "
+                                "policy is met")},
+))
+
+# --- decorators: py_trees' own where it has them ---------------------------------------------
+register(NodeType("retry", DECORATOR, "Re-run a failing child; FAILURE only on its n-th failure.",
+                  lambda name, child, n: py_trees.decorators.Retry(name, child, num_failures=n),
+                  params={"n": Spec(Int(1), doc="attempts")}, label=lambda p: f"retry x{p['n']}"))
+register(NodeType("repeat", DECORATOR, "Re-run a succeeding child; SUCCESS on its n-th success, "
+                  "FAILURE at its first failure.",
+                  lambda name, child, n: py_trees.decorators.Repeat(name, child, num_success=n),
+                  params={"n": Spec(Int(1), doc="successes")}, label=lambda p: f"repeat x{p['n']}"))
+register(NodeType(
+    "timeout", DECORATOR, "FAILURE (error TIMEOUT) when the child is still RUNNING after `steps` "
+    "control steps or `seconds` of simulated time; the child is stopped before it can command.",
+    lambda name, child, steps, seconds: SimTimeout(name, child, steps=steps, seconds=seconds),
+    params={"steps": Spec(Int(1), None, "budget in control steps"),
+            "seconds": Spec(Float(0.0), None, "budget in simulated seconds")},
+    label=lambda p: f"timeout {p['steps']} steps" if p["steps"] is not None
+    else f"timeout {p['seconds']:g} s"))
+register(NodeType("invert", DECORATOR, "Swap SUCCESS and FAILURE.",
+                  lambda name, child: py_trees.decorators.Inverter(name, child)))
+register(NodeType("force_success", DECORATOR, "FAILURE becomes SUCCESS (RUNNING stays RUNNING).",
+                  lambda name, child: py_trees.decorators.FailureIsSuccess(name, child)))
+register(NodeType("force_failure", DECORATOR, "SUCCESS becomes FAILURE (RUNNING stays RUNNING).",
+                  lambda name, child: py_trees.decorators.SuccessIsFailure(name, child)))
+register(NodeType("once", DECORATOR, "Run the child to completion once per episode, then return "
+                  "that result without ticking it again.",
+                  lambda name, child: py_trees.decorators.OneShot(
+                      name, child, policy=OneShotPolicy.ON_COMPLETION)))
+register(NodeType(
+    "guard", DECORATOR, "Re-check a predicate before every tick of the child; the first time it "
+    "does not hold the child is stopped (the robot holds) and the guard fails (CONDITION_FAILED).",
+    lambda name, child, call: Guard(name, child, call), predicate=True,
+    label=lambda p: f"guard {p['call']}"))
+
+# --- leaves ------------------------------------------------------------------------------------
+register(NodeType(
+    "move_to", LEAF, "Servo the end effector to a target, keeping its orientation. FAILURE with "
+    "UNREACHABLE after `max_steps`, STUCK when no progress for `stuck_steps`.",
+    lambda name, target, tolerance, max_steps, stuck_steps, yaw: MoveTo(
+        name, target, tolerance=tolerance, max_steps=max_steps, stuck_steps=stuck_steps, yaw=yaw),
+    params={"target": Spec(TARGET, doc="[x, y, z] (world), {object, offset, at} or {relative}"),
+            "tolerance": Spec(Float(0.0), 0.01, "success radius (m)"),
+            "max_steps": Spec(Int(1), 300, "step cap"),
+            "stuck_steps": Spec(Int(1), 40, "steps without 2 mm of progress that mean STUCK"),
+            "yaw": Spec(FLOAT, None, "wrist yaw to hold (rad, world z); default: keep current")},
+    primary="target", label=lambda p: f"move_to {p['target']}"))
+register(NodeType(
+    "rotate", LEAF, "Turn the wrist about the world z axis by `yaw` radians (to `yaw` when "
+    "`relative: false`), holding the position.",
+    lambda name, yaw, relative, tolerance, max_steps: Rotate(
+        name, yaw, relative=relative, tolerance=tolerance, max_steps=max_steps),
+    params={"yaw": Spec(FLOAT, doc="radians"), "relative": Spec(BOOL, True),
+            "tolerance": Spec(Float(0.0), 0.03, "radians"), "max_steps": Spec(Int(1), 100)},
+    primary="yaw", label=lambda p: f"rotate {p['yaw']:+.2f} rad"))
+register(NodeType(
+    "set_gripper", LEAF, "Open or close the gripper, holding the arm; SUCCESS when the fingers "
+    "stop moving.", lambda name, state: SetGripper(name, state),
+    params={"state": Spec(Choice("open", "close"))}, primary="state",
+    label=lambda p: f"set_gripper {p['state']}"))
+register(NodeType(
+    "release", LEAF, "Open the gripper, then retreat `lift` m straight up.",
+    lambda name, lift: Release(name, lift=lift),
+    params={"lift": Spec(Float(0.0), 0.05, "retreat height (m)")}, primary="lift",
+    label=lambda p: "release"))
+register(NodeType(
+    "wait", LEAF, "Let `steps` control steps pass; the robot holds.",
+    lambda name, steps: Wait(name, steps), params={"steps": Spec(Int(0))}, primary="steps",
+    label=lambda p: f"wait {p['steps']}"))
+register(NodeType(
+    "check", LEAF, "Test a named predicate: SUCCESS if it holds, else FAILURE (writing `error` "
+    "to /errors/last when given). Never RUNNING.",
+    lambda name, call, error: Check(name, call, error=error),
+    params={"error": Spec(ERROR_CODE, None, "error code to write on FAILURE")},
+    predicate=True, primary="predicate", label=lambda p: f"check {p['call']}"))
+register(NodeType(
+    "set", LEAF, "Write a value to a blackboard key (relative keys live under /user).",
+    lambda name, key, value: py_trees.behaviours.SetBlackboardVariable(
+        name=name, variable_name=key, variable_value=value, overwrite=True),
+    params={"key": Spec(KEY_TYPE), "value": Spec(ANY)},
+    label=lambda p: f"set {p['key']} = {p['value']}"))
+
+SUBTREE = "subtree"
+ALL_NODE_NAMES = sorted([*NODE_TYPES, SUBTREE])

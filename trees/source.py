@@ -1,0 +1,83 @@
+"""Tree files as parsed YAML that remembers where every key and item came from.
+
+`load_source(path)` parses a file with ruamel.yaml (round-trip mode keeps line and column of each
+mapping key and sequence item) and turns YAML syntax errors, duplicate keys and unreadable files
+into a located `TreeError`. `Where` is a position used to locate every later validation message
+as `file:line:column: key: message`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError
+
+from scenes.errors import TetherError
+
+
+class TreeError(TetherError):
+    """One or more located problems in tree files."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+@dataclass(frozen=True)
+class Where:
+    """A position in a tree file (1-based line and column) and the key path that led there."""
+
+    file: str
+    line: int
+    column: int
+    key: str
+
+    def error(self, message: str) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {self.key}: {message}"
+
+    def of_key(self, mapping: Any, key: str, path: str | None = None) -> Where:
+        """Where `key` of `mapping` is written (this position when the mapping has no marks)."""
+        path = path or (f"{self.key}.{key}" if self.key else key)
+        if isinstance(mapping, CommentedMap) and key in mapping:
+            line, col = mapping.lc.key(key)
+            return Where(self.file, line + 1, col + 1, path)
+        return Where(self.file, self.line, self.column, path)
+
+    def of_item(self, seq: Any, index: int) -> Where:
+        """Where item `index` of `seq` is written."""
+        path = f"{self.key}[{index}]"
+        if isinstance(seq, CommentedSeq) and index < len(seq):
+            line, col = seq.lc.item(index)
+            return Where(self.file, line + 1, col + 1, path)
+        return Where(self.file, self.line, self.column, path)
+
+
+def display_path(path: Path) -> str:
+    """A path relative to the working directory when it is below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def load_source(path: Path) -> tuple[Any, Where]:
+    """Parse a tree file; return its top-level value and the position of its start."""
+    shown = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TreeError([f"{shown}: no such tree file"]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TreeError([f"{shown}: cannot read tree file: {exc}"]) from None
+    try:
+        data = YAML(typ="rt").load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise TreeError([f"{shown}:{line}:{col}: YAML: {problem}"]) from None
+    return data, Where(shown, 1, 1, "")

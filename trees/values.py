@@ -1,0 +1,199 @@
+"""Parameter types of the tree language: how a YAML value is checked and converted.
+
+Every node parameter and every tree `params:` entry has one of these types. `convert` returns
+the typed value or raises `Invalid` with a message that the compiler locates in the file.
+Strings `${/key}` become `Ref`s to blackboard keys where a type admits them (entities);
+nothing is ever evaluated as code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from behaviours.leaf import Ref
+from behaviours.primitives import Target
+from blackboard.episode import ERROR_CODES, USER_NAMESPACE
+from scenes.errors import did_you_mean
+
+REF = re.compile(r"^\$\{(/[A-Za-z0-9_/.\-]+)\}$")
+KEY = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+class Invalid(Exception):
+    """A value does not fit its type (the message says how)."""
+
+
+Resolver = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What conversion may consult: an entity resolver when a scene is known."""
+
+    resolve: Resolver | None = None
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, str):
+        return f"'{value}'"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+class Type:
+    name = "any"
+
+    def convert(self, value: Any, ctx: Context) -> Any:
+        return plain(value)
+
+
+class Int(Type):
+    name = "int"
+
+    def __init__(self, minimum: int | None = None):
+        self.minimum = minimum
+
+    def convert(self, value: Any, ctx: Context) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise Invalid(f"expected an integer, got {_describe(value)}")
+        if self.minimum is not None and value < self.minimum:
+            raise Invalid(f"must be >= {self.minimum}, got {value}")
+        return int(value)
+
+
+class Float(Type):
+    name = "float"
+
+    def __init__(self, minimum: float | None = None):
+        self.minimum = minimum
+
+    def convert(self, value: Any, ctx: Context) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise Invalid(f"expected a number, got {_describe(value)}")
+        if self.minimum is not None and value < self.minimum:
+            raise Invalid(f"must be >= {self.minimum}, got {value}")
+        return float(value)
+
+
+class Bool(Type):
+    name = "bool"
+
+    def convert(self, value: Any, ctx: Context) -> bool:
+        if not isinstance(value, bool):
+            raise Invalid(f"expected true or false, got {_describe(value)}")
+        return value
+
+
+class Str(Type):
+    name = "str"
+
+    def convert(self, value: Any, ctx: Context) -> str:
+        if not isinstance(value, str):
+            raise Invalid(f"expected a string, got {_describe(value)}")
+        return value
+
+
+class Choice(Type):
+    def __init__(self, *choices: str):
+        self.choices = choices
+        self.name = "|".join(choices)
+
+    def convert(self, value: Any, ctx: Context) -> str:
+        if value not in self.choices:
+            raise Invalid(f"expected one of {', '.join(self.choices)}, got {_describe(value)}"
+                          + did_you_mean(str(value), self.choices))
+        return value
+
+
+class Vec3(Type):
+    name = "vec3"
+
+    def convert(self, value: Any, ctx: Context) -> tuple[float, float, float]:
+        if (not isinstance(value, list) or len(value) != 3
+                or any(isinstance(v, bool) or not isinstance(v, int | float) for v in value)):
+            raise Invalid(f"expected a list of 3 numbers [x, y, z], got {_describe(value)}")
+        return tuple(float(v) for v in value)  # type: ignore[return-value]
+
+
+class Entity(Type):
+    """An object, fixture or region name (or alias); `${/key}` reads the name at run time."""
+
+    name = "entity"
+
+    def convert(self, value: Any, ctx: Context) -> str | Ref:
+        if isinstance(value, str) and (m := REF.match(value)):
+            return Ref(m.group(1))
+        if not isinstance(value, str) or not value:
+            raise Invalid(f"expected an object name, got {_describe(value)}")
+        return ctx.resolve(value) if ctx.resolve else value
+
+
+class Key(Type):
+    """A blackboard key; relative keys live under /user."""
+
+    name = "key"
+
+    def convert(self, value: Any, ctx: Context) -> str:
+        if not isinstance(value, str) or not KEY.match(value):
+            raise Invalid(f"expected a blackboard key like /user/attempts, got {_describe(value)}")
+        return value if value.startswith("/") else f"{USER_NAMESPACE}/{value}"
+
+
+class ErrorCode(Type):
+    name = "error code"
+
+    def convert(self, value: Any, ctx: Context) -> str:
+        if value not in ERROR_CODES:
+            raise Invalid(f"unknown error code {_describe(value)}"
+                          + did_you_mean(str(value), ERROR_CODES))
+        return value
+
+
+class TargetType(Type):
+    """`[x, y, z]`, `{object: NAME, offset: [..], at: center|top|bottom}` or `{relative: [..]}`."""
+
+    name = "target"
+    FIELDS = ("object", "offset", "at")
+
+    def convert(self, value: Any, ctx: Context) -> Target:
+        if isinstance(value, list):
+            return Target(world=VEC3.convert(value, ctx))
+        if not isinstance(value, dict):
+            raise Invalid("expected [x, y, z], {object: NAME, offset: [dx, dy, dz]} or "
+                          f"{{relative: [dx, dy, dz]}}, got {_describe(value)}")
+        if "relative" in value:
+            if len(value) != 1:
+                raise Invalid("a relative target has only the key 'relative'")
+            return Target(relative=VEC3.convert(value["relative"], ctx))
+        for key in value:
+            if key not in self.FIELDS:
+                raise Invalid(f"unknown target key '{key}'" + did_you_mean(key, self.FIELDS))
+        if "object" not in value:
+            raise Invalid("an object-relative target needs 'object'")
+        return Target(
+            object=ENTITY.convert(value["object"], ctx),
+            offset=VEC3.convert(value.get("offset", [0, 0, 0]), ctx),
+            at=Choice("center", "top", "bottom").convert(value.get("at", "center"), ctx),
+        )
+
+
+def plain(value: Any) -> Any:
+    """A YAML value as plain Python (dicts, lists, scalars)."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+INT, FLOAT, BOOL, STR, VEC3 = Int(), Float(), Bool(), Str(), Vec3()
+ENTITY, KEY_TYPE, ERROR_CODE, TARGET, ANY = Entity(), Key(), ErrorCode(), TargetType(), Type()
+PARAM_TYPES: dict[str, Type] = {t.name: t for t in (INT, FLOAT, BOOL, STR, VEC3, ENTITY)}
