@@ -17,6 +17,7 @@ from scipy.spatial.transform import Rotation
 
 from behaviours.leaf import Ref, RobotLeaf, deref
 from blackboard.episode import STUCK, UNREACHABLE
+from scenes.grasps import grasp_point
 from scenes.robot import CLOSE, OPEN, Robot
 
 Status = py_trees.common.Status
@@ -27,9 +28,11 @@ class Target:
     """Where `move_to` goes: a world point, a point relative to an entity, or to the start pose.
 
     Exactly one of `world`, `object` or `relative` is set. For an entity, `at` picks its `center`
-    (body origin), `top` or `bottom` (of its bounding box, above/below the origin) and `offset` is
-    added in the world frame. `relative` is an offset from where the end effector was when the
-    node started.
+    (body origin), `top` or `bottom` (of its bounding box, above/below the origin) or `grasp`
+    (where the fingers close on it, see `scenes.grasps`), and `offset` is added in the world
+    frame. `relative` is an offset from where the end effector was when the node started. With
+    `carrying`, the point is where the carried object's bottom should go: the end effector is
+    sent to the point plus its current offset from that bottom (used to set objects down).
     """
 
     world: tuple[float, float, float] | None = None
@@ -37,6 +40,7 @@ class Target:
     offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
     at: str = "center"
     relative: tuple[float, float, float] | None = None
+    carrying: str | Ref | None = None
 
     def __str__(self) -> str:
         if self.world is not None:
@@ -45,7 +49,8 @@ class Target:
             return f"here+[{', '.join(f'{v:g}' for v in self.relative)}]"
         at = "" if self.at == "center" else f".{self.at}"
         off = "" if not any(self.offset) else f"+[{', '.join(f'{v:g}' for v in self.offset)}]"
-        return f"{self.object}{at}{off}"
+        held = f" with {self.carrying}" if self.carrying else ""
+        return f"{self.object}{at}{off}{held}"
 
     def position(self, robot: Robot, start: np.ndarray) -> np.ndarray:
         if self.world is not None:
@@ -54,10 +59,17 @@ class Target:
             return start + np.asarray(self.relative, dtype=float)
         name = deref(self.object)
         pos = robot.pose_of(name).pos.copy()
-        if self.at != "center":
+        if self.at == "grasp":
+            pos = grasp_point(name, *robot.extent_of(name))
+        elif self.at != "center":
             low, high = robot.extent_of(name)
             pos[2] = high[2] if self.at == "top" else low[2]
-        return pos + np.asarray(self.offset, dtype=float)
+        pos = pos + np.asarray(self.offset, dtype=float)
+        if self.carrying is not None:
+            low, high = robot.extent_of(deref(self.carrying))
+            bottom = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2]])
+            pos = pos + robot.eef_pose().pos - bottom
+        return pos
 
 
 class MoveTo(RobotLeaf):

@@ -1,0 +1,54 @@
+"""Exact world bounding boxes of MuJoCo bodies, from their geometry.
+
+`geom_aabb` rotated into the world over-estimates a bowl by 40% (a ring of small boxes becomes
+a square of big ones), which is fatal when fingers must land on a rim. `BodyExtents` keeps each
+body subtree's geometry as points in the geoms' own frames (mesh vertices; the 8 corners of
+boxes; the corners of the local bounding box for spheres, cylinders and capsules) and transforms
+them with the current geom poses, so the box is tight for any orientation.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+_CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+
+
+def _local_points(model: mujoco.MjModel, geom: int) -> np.ndarray:
+    if model.geom_type[geom] == mujoco.mjtGeom.mjGEOM_MESH:
+        mesh = model.geom_dataid[geom]
+        start = model.mesh_vertadr[mesh]
+        return np.array(model.mesh_vert[start:start + model.mesh_vertnum[mesh]], float)
+    aabb = model.geom_aabb[geom]
+    return aabb[:3] + _CORNERS * aabb[3:]
+
+
+class BodyExtents:
+    """World AABBs of body subtrees, computed from exact geometry each time they are asked for."""
+
+    def __init__(self, model: mujoco.MjModel, roots: dict[str, int]):
+        children: dict[int, list[int]] = {}
+        for b in range(1, model.nbody):
+            children.setdefault(int(model.body_parentid[b]), []).append(b)
+        self.geoms: dict[str, np.ndarray] = {}
+        self.points: dict[str, list[np.ndarray]] = {}
+        for name, root in roots.items():
+            bodies, stack = [], [root]
+            while stack:
+                b = stack.pop()
+                bodies.append(b)
+                stack.extend(children.get(b, []))
+            geoms = np.flatnonzero(np.isin(model.geom_bodyid, bodies))
+            self.geoms[name] = geoms
+            self.points[name] = [_local_points(model, g) for g in geoms]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.geoms and len(self.geoms[name]) > 0
+
+    def of(self, name: str, data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) corners of `name`'s world-frame bounding box."""
+        world = [data.geom_xpos[g] + pts @ data.geom_xmat[g].reshape(3, 3).T
+                 for g, pts in zip(self.geoms[name], self.points[name], strict=True)]
+        allpts = np.concatenate(world)
+        return allpts.min(axis=0), allpts.max(axis=0)
