@@ -27,8 +27,8 @@ app = typer.Typer(
     help="A reactive behaviour-tree executive for robot manipulation: YAML task trees compiled "
          "to py_trees and ticked against LIBERO scenes.",
 )
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 WithOpt = Annotated[list[str] | None, typer.Option(
     "--with", "-w", metavar="KEY=VALUE",
