@@ -3,7 +3,7 @@
 A `RobotLeaf` receives the `Robot` in `setup(robot=...)` (py_trees passes `BehaviourTree.setup`
 keyword arguments to every node), commands it only through the per-tick command slot, and reports
 failures as error codes on the blackboard. Parameters may be `Ref`s to blackboard keys, resolved
-each time the leaf starts (`initialise`), so a tree can act on values other nodes wrote.
+(`deref`) each time the leaf uses them, so a tree can act on values other nodes wrote.
 """
 
 from __future__ import annotations
@@ -47,9 +47,14 @@ def deref(value: Any) -> Any:
 
 
 class RobotLeaf(py_trees.behaviour.Behaviour):
-    """A leaf with access to the robot; see each subclass for its tick contract."""
+    """A leaf with access to the robot; see each subclass for its tick contract.
+
+    Stopped (INVALID) in a tick after it commanded, e.g. by a parallel whose monitor child fails
+    after it, a leaf takes its action back: a stopped leaf never moves the robot.
+    """
 
     robot: Robot
+    acts_for: py_trees.behaviour.Behaviour | None = None  # the tree leaf a helper leaf drives for
 
     def setup(self, **kwargs: Any) -> None:
         if "robot" not in kwargs:
@@ -58,7 +63,11 @@ class RobotLeaf(py_trees.behaviour.Behaviour):
 
     def command(self, action: np.ndarray) -> None:
         """Put this tick's action into the command slot."""
-        COMMAND.put(action, by=self.name)
+        COMMAND.put(action, by=self.name, node=(self.acts_for or self).id)
+
+    def terminate(self, new_status: py_trees.common.Status) -> None:
+        if new_status == py_trees.common.Status.INVALID:
+            COMMAND.withdraw(self.id)
 
     def fail(self, code: str, message: str) -> py_trees.common.Status:
         """Record an error code and return FAILURE."""

@@ -193,6 +193,7 @@ class Release(RobotLeaf):
         super().__init__(name)
         self.lift, self.max_steps = lift, max_steps
         self.opener = SetGripper(f"{name}/open", "open")
+        self.opener.acts_for = self
 
     def setup(self, **kwargs) -> None:
         super().setup(**kwargs)

@@ -5,12 +5,13 @@ one process. Keys are absolute and grouped by namespace:
 
     /task/name, /task/instruction, /task/params   what the episode is asked to do
     /scene/entities                               the names targets and predicates may use
-    /command/action, /command/by                  the one action of this tick and who put it
+    /command/action, /command/by, /command/node   the one action of this tick and who put it
     /errors/last, /errors/history                 error codes written by failing leaves
     /user/...                                     keys written by `set` nodes in trees
 
 The command slot enforces "at most one commander per tick": a second `put` in the same tick
-raises `CommandConflict`, naming both leaves.
+raises `CommandConflict`, naming both leaves. A leaf stopped in the tick it commanded (e.g. by a
+parallel's monitor that fails after it) `withdraw`s its action, so the robot holds.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def last_error() -> dict | None:
 class CommandSlot:
     """The per-tick command slot: leaves `put` an action, the tick loop `take`s it."""
 
-    def put(self, action: np.ndarray, by: str) -> None:
+    def put(self, action: np.ndarray, by: str, node: object = None) -> None:
+        """Put this tick's action; `by` names the leaf, `node` identifies it for `withdraw`."""
         store = storage()
         if store.get("/command/action") is not None:
             raise CommandConflict(
@@ -89,12 +91,20 @@ class CommandSlot:
             )
         store["/command/action"] = np.asarray(action, dtype=float)
         store["/command/by"] = by
+        store["/command/node"] = node
+
+    def withdraw(self, node: object) -> None:
+        """Take back this tick's action if `node` put it (it was stopped after commanding)."""
+        store = storage()
+        if store.get("/command/action") is not None and store.get("/command/node") == node:
+            self.take()
 
     def take(self) -> tuple[np.ndarray | None, str | None]:
         store = storage()
         action, by = store.get("/command/action"), store.get("/command/by")
         store["/command/action"] = None
         store["/command/by"] = None
+        store["/command/node"] = None
         return action, by
 
 

@@ -32,16 +32,16 @@ from trees.nodes import (
     REQUIRED,
     SUBTREE,
     NodeType,
-    Spec,
 )
 from trees.source import TreeError, Where, display_path, load_source
-from trees.values import ENTITY, FLOAT, PARAM_TYPES, STR, TARGET, Context, Invalid, Type
+from trees.values import ENTITY, FLOAT, PARAM_TYPES, TARGET, Context, Invalid, Type
 
 LIBRARY = Path(__file__).parent / "library"
 TOP_KEYS = ("tree", "doc", "params", "goal", "root")
 PARAM_KEYS = ("type", "default", "doc", "from_goal")
 WHOLE_PARAM = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 INLINE_PARAM = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
+BAD = object()  # a value whose problem has been recorded
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,9 @@ def read_tree_file(path: Path) -> TreeFile:
     data, where = load_source(path)
     problems: list[str] = []
     if not isinstance(data, dict):
-        raise TreeError([where.error("a tree file is a mapping with a 'root:' node")])
+        found = "empty" if data is None else "a list" if isinstance(data, list) else "a scalar"
+        raise TreeError([where.error(f"a tree file is a mapping with a 'root:' node; this one is "
+                                     f"{found}")])
     for key in data:
         if key not in TOP_KEYS:
             problems.append(where.of_key(data, key).error(
@@ -108,15 +110,18 @@ def read_tree_file(path: Path) -> TreeFile:
     goal = data.get("goal") or []
     if isinstance(goal, str):
         goal = [goal]
+    gwhere = where.of_key(data, "goal")
+    if not isinstance(goal, list) or not all(isinstance(g, str) for g in goal):
+        problems.append(gwhere.error("expected a predicate name or a list of them, e.g. [on, in]"))
+        goal = []
     for g in goal:
         if g not in PREDICATES:
-            problems.append(where.of_key(data, "goal").error(
-                f"unknown predicate '{g}'" + did_you_mean(g, PREDICATES)))
+            problems.append(gwhere.error(f"unknown predicate '{g}'" + did_you_mean(g, PREDICATES)))
     if problems:
         raise TreeError(problems)
-    return TreeFile(path=path, name=str(data.get("tree") or path.stem), doc=str(data.get("doc", "")),
-                    goal=tuple(goal), params=params, root=data["root"],
-                    where=where.of_key(data, "root"))
+    return TreeFile(path=path, name=str(data.get("tree") or path.stem),
+                    doc=str(data.get("doc", "")), goal=tuple(goal), params=params,
+                    root=data["root"], where=where.of_key(data, "root"))
 
 
 def _read_param(name: str, decl: Any, where: Where) -> Param:
@@ -135,7 +140,10 @@ def _read_param(name: str, decl: Any, where: Where) -> Param:
     ptype = PARAM_TYPES[tname]
     default = REQUIRED
     if "default" in decl:
-        default = ptype.convert(decl["default"], Context())
+        try:
+            default = ptype.convert(decl["default"], Context())
+        except Invalid as exc:
+            raise Invalid(f"default: {exc}") from None
     from_goal = decl.get("from_goal")
     if from_goal is not None and (isinstance(from_goal, bool) or not isinstance(from_goal, int)
                                   or from_goal < 1):
@@ -163,13 +171,19 @@ class Compiler:
         self.count = 0
 
     # --- files and parameters -----------------------------------------------------------
-    def bind(self, tf: TreeFile, given: dict[str, Any], where: Where) -> dict[str, Any] | None:
-        """Typed values for every parameter of `tf` from `given`, defaults, or errors."""
+    def bind(self, tf: TreeFile, given: dict[str, Any], where: Where,
+             marks: Any = None) -> dict[str, Any] | None:
+        """Typed values for every parameter of `tf` from `given`, defaults, or errors.
+
+        A problem with one given value is located at its key in `marks` (the `with:` mapping)
+        when there is one, else at `where`.
+        """
         values: dict[str, Any] = {}
         ok = True
         for key, raw in given.items():
+            kwhere = where.of_key(marks, key) if marks is not None else where
             if key not in tf.params:
-                self.problems.append(where.error(
+                self.problems.append(kwhere.error(
                     f"'{tf.name}' has no parameter '{key}'" + did_you_mean(key, tf.params)
                     + (f"; its parameters: {', '.join(tf.params)}" if tf.params else "")))
                 ok = False
@@ -178,7 +192,7 @@ class Compiler:
                 values[key] = raw if isinstance(raw, Ref) else tf.params[key].type.convert(
                     raw, self.ctx)
             except (Invalid, TetherError) as exc:
-                self.problems.append(where.error(f"parameter '{key}' of '{tf.name}': {exc}"))
+                self.problems.append(kwhere.error(f"parameter '{key}' of '{tf.name}': {exc}"))
                 ok = False
         for p in tf.params.values():
             if p.name not in values and p.name not in given:
@@ -192,7 +206,8 @@ class Compiler:
         return values if ok else None
 
     def compile_file(self, path: Path, given: dict[str, Any], where: Where,
-                     stack: tuple[Path, ...] = ()) -> py_trees.behaviour.Behaviour | None:
+                     stack: tuple[Path, ...] = (),
+                     marks: Any = None) -> py_trees.behaviour.Behaviour | None:
         resolved = path.resolve()
         if resolved in stack:
             chain = " -> ".join(display_path(p) for p in (*stack, resolved))
@@ -203,7 +218,7 @@ class Compiler:
         except TreeError as exc:
             self.problems.extend(exc.problems)
             return None
-        bindings = self.bind(tf, given, where)
+        bindings = self.bind(tf, given, where, marks)
         if bindings is None:
             return None
         return self.node(tf.root, tf.where, bindings, (*stack, resolved))
@@ -231,9 +246,13 @@ class Compiler:
             return None
         kind = types[0]
         for key in extra:
+            if kind in NODE_TYPES and key in NODE_TYPES[kind].params:
+                hint = f"'{key}' is a parameter of {kind}: write it inside '{kind}:'"
+            else:
+                hint = "a node takes only 'name'" + (" and 'with'" if kind == SUBTREE else "") + \
+                    " beside its type"
             self.problems.append(where.of_key(value, key).error(
-                f"unknown key '{key}' beside '{kind}' (a node takes 'name'"
-                + (" and 'with'" if kind == SUBTREE else "") + ")"))
+                f"unknown key '{key}' beside '{kind}' ({hint})"))
         if "with" in value and kind != SUBTREE:
             self.problems.append(where.of_key(value, "with").error(
                 "'with' binds a subtree's parameters; this node is not a subtree"))
@@ -244,7 +263,9 @@ class Compiler:
             self.problems.append(where.of_key(value, "name").error("a node name is a string"))
             return None
         if name is not None:
-            name = self.substitute(name, bindings, where.of_key(value, "name"))
+            name = self.located(name, bindings, where.of_key(value, "name"))
+            if name is BAD:
+                return None
         nwhere = where.of_key(value, kind, f"{where.key}.{kind}" if where.key else kind)
         body = value[kind]
         if self.named_inside(kind, body):
@@ -252,9 +273,11 @@ class Compiler:
                 self.problems.append(nwhere.of_key(body, "name").error(
                     "the node is named twice (beside and inside its type)"))
                 return None
-            name = self.substitute(body["name"], bindings, nwhere.of_key(body, "name"))
+            name = self.located(body["name"], bindings, nwhere.of_key(body, "name"))
+            if name is BAD:
+                return None
         if kind == SUBTREE:
-            built = self.subtree(value, nwhere, where, bindings, stack)
+            built = self.subtree(value, nwhere, where, name, bindings, stack)
         else:
             built = self.typed(NODE_TYPES[kind], body, nwhere, name, bindings, stack)
         if built is not None:
@@ -270,7 +293,8 @@ class Compiler:
         return (nt is not None and isinstance(body, dict) and "name" in body
                 and (nt.kind != DECORATOR or "child" in body))
 
-    def subtree(self, value: dict, nwhere: Where, where: Where, bindings: dict[str, Any],
+    def subtree(self, value: dict, nwhere: Where, where: Where, name: str | None,
+                bindings: dict[str, Any],
                 stack: tuple[Path, ...]) -> py_trees.behaviour.Behaviour | None:
         ref = value[SUBTREE]
         if not isinstance(ref, str):
@@ -284,13 +308,16 @@ class Compiler:
         if not isinstance(given, dict):
             self.problems.append(wwhere.error("expected a mapping of parameter values"))
             return None
-        given = {str(k): self.substitute(v, bindings, wwhere.of_key(given, k))
-                 for k, v in given.items()}
-        root = self.compile_file(path, given, wwhere if "with" in value else nwhere, stack)
+        marks = given
+        given = {str(k): self.located(v, bindings, wwhere.of_key(marks, k))
+                 for k, v in marks.items()}
+        if any(v is BAD for v in given.values()):
+            return None
+        root = self.compile_file(path, given, wwhere if "with" in value else nwhere, stack, marks)
         if root is None:
             return None
-        if value.get("name"):
-            root.name = self.substitute(value["name"], bindings, nwhere)
+        if name:
+            root.name = name
         return root
 
     def find(self, ref: str, here: Path, where: Where) -> Path | None:
@@ -298,13 +325,14 @@ class Compiler:
             for candidate in (folder / ref, folder / f"{ref}.yaml"):
                 if candidate.is_file():
                     return candidate
-        known = sorted(p.stem for p in LIBRARY.glob("*.yaml"))
+        known = sorted({p.stem for folder in (here, LIBRARY) for p in folder.glob("*.yaml")})
         self.problems.append(where.error(
             f"no tree file '{ref}' next to this file or in the library" + did_you_mean(ref, known)))
         return None
 
     def typed(self, nt: NodeType, body: Any, where: Where, name: str | None,
-              bindings: dict[str, Any], stack: tuple[Path, ...]) -> py_trees.behaviour.Behaviour | None:
+              bindings: dict[str, Any],
+              stack: tuple[Path, ...]) -> py_trees.behaviour.Behaviour | None:
         if nt.kind == COMPOSITE:
             return self.composite(nt, body, where, name, bindings, stack)
         if nt.kind == DECORATOR:
@@ -376,14 +404,21 @@ class Compiler:
 
     def leaf(self, nt: NodeType, body: Any, where: Where, name: str | None,
              bindings: dict[str, Any]):
-        if not isinstance(body, dict) or (
-                nt.primary and NODE_TYPES[nt.name].params.get(nt.primary, Spec(STR)).type is TARGET
-                and "target" not in body):
+        marks = body
+        if not isinstance(body, dict):
             if nt.primary is None:
-                self.problems.append(where.error(f"expected a mapping of parameters ({', '.join(nt.params)})"))
+                self.problems.append(where.error(
+                    f"expected a mapping of parameters ({', '.join(nt.params)})"))
                 return None
             body = {nt.primary: body}
-        params = self.params(nt, {k: v for k, v in body.items() if k != "name"}, body, where,
+        elif nt.primary in nt.params and nt.params[nt.primary].type is TARGET \
+                and nt.primary not in body:
+            # `move_to: {object: bowl, offset: [..], tolerance: 0.02}`: the keys that are not the
+            # node's own parameters make up the target.
+            own = {k: v for k, v in body.items() if k in nt.params or k == "name"}
+            rest = {k: v for k, v in body.items() if k not in own}
+            body = {**own, nt.primary: rest} if rest else own
+        params = self.params(nt, {k: v for k, v in body.items() if k != "name"}, marks, where,
                              bindings)
         if params is None:
             return None
@@ -443,8 +478,10 @@ class Compiler:
             self.problems.append(where.error(
                 f"missing 'predicate:' (one of {', '.join(sorted(PREDICATES))})"))
             return None
-        pname = self.substitute(body["predicate"], bindings, where.of_key(marks, "predicate"))
-        if pname not in PREDICATES:
+        pname = self.located(body["predicate"], bindings, where.of_key(marks, "predicate"))
+        if pname is BAD:
+            return None
+        if not isinstance(pname, str) or pname not in PREDICATES:
             self.problems.append(where.of_key(marks, "predicate").error(
                 f"unknown predicate '{pname}'" + did_you_mean(str(pname), PREDICATES)))
             return None
@@ -472,8 +509,21 @@ class Compiler:
                 ok = False
         return PredicateCall(pname, args) if ok else None
 
+    def located(self, value: Any, bindings: dict[str, Any], where: Where) -> Any:
+        """`substitute`, recording a problem at `where` (and returning BAD) when it fails."""
+        try:
+            return self.substitute(value, bindings, where)
+        except Invalid as exc:
+            self.problems.append(where.error(str(exc)))
+            return BAD
+
     def substitute(self, value: Any, bindings: dict[str, Any], where: Where) -> Any:
         """Replace `{param}` in a value by the bound parameter values."""
+        if isinstance(value, dict) and len(value) == 1:
+            (key, inner), = value.items()
+            if inner is None and key in bindings:  # `tolerance: {height}` without quotes
+                raise Invalid(f"write \"{{{key}}}\" in quotes: unquoted, YAML reads {{{key}}} as a "
+                              "mapping")
         if isinstance(value, dict):
             return {k: self.substitute(v, bindings, where.of_key(value, k)) for k, v in
                     value.items()}

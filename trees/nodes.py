@@ -16,6 +16,7 @@ import py_trees
 from py_trees.common import OneShotPolicy, ParallelPolicy
 
 from behaviours.conditions import Check, Guard
+from behaviours.leaf import Ref, deref
 from behaviours.primitives import MoveTo, Release, Rotate, SetGripper, Wait
 from behaviours.sim_timeout import SimTimeout
 from trees.values import (
@@ -24,6 +25,7 @@ from trees.values import (
     ERROR_CODE,
     FLOAT,
     KEY_TYPE,
+    REF,
     TARGET,
     Choice,
     Float,
@@ -176,10 +178,17 @@ register(NodeType(
     lambda name, call, error: Check(name, call, error=error),
     params={"error": Spec(ERROR_CODE, None, "error code to write on FAILURE")},
     predicate=True, primary="predicate", label=lambda p: f"check {p['call']}"))
+def _set(name: str, key: str, value: Any) -> py_trees.behaviour.Behaviour:
+    if isinstance(value, str) and (m := REF.match(value)):
+        value = Ref(m.group(1))
+    source = (lambda: deref(value)) if isinstance(value, Ref) else value
+    return py_trees.behaviours.SetBlackboardVariable(
+        name=name, variable_name=key, variable_value=source, overwrite=True)
+
+
 register(NodeType(
-    "set", LEAF, "Write a value to a blackboard key (relative keys live under /user).",
-    lambda name, key, value: py_trees.behaviours.SetBlackboardVariable(
-        name=name, variable_name=key, variable_value=value, overwrite=True),
+    "set", LEAF, "Write a value to a blackboard key (relative keys live under /user); a value "
+    "`${/key}` copies that key's value at run time.", _set,
     params={"key": Spec(KEY_TYPE), "value": Spec(ANY)},
     label=lambda p: f"set {p['key']} = {p['value']}"))
 

@@ -37,7 +37,9 @@ class Where:
     key: str
 
     def error(self, message: str) -> str:
-        return f"{self.file}:{self.line}:{self.column}: {self.key}: {message}"
+        """`file:line:column: key: message` (without `key: ` at the top level of a file)."""
+        key = f"{self.key}: " if self.key else ""
+        return f"{self.file}:{self.line}:{self.column}: {key}{message}"
 
     def of_key(self, mapping: Any, key: str, path: str | None = None) -> Where:
         """Where `key` of `mapping` is written (this position when the mapping has no marks)."""
@@ -79,5 +81,11 @@ def load_source(path: Path) -> tuple[Any, Where]:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
+        start = exc.context_mark  # where the construct being parsed began, e.g. an open '['
+        if exc.problem and exc.context and start and (start.line, start.column) != (line - 1,
+                                                                                    col - 1):
+            problem += f" ({exc.context} at {start.line + 1}:{start.column + 1})"
+        if "'\\t'" in problem:
+            problem += "; indent with spaces, not tabs"
         raise TreeError([f"{shown}:{line}:{col}: YAML: {problem}"]) from None
     return data, Where(shown, 1, 1, "")

@@ -44,7 +44,8 @@ def _describe(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list):
-        return "a list"
+        shown = f"[{', '.join(_describe(v) for v in value)}]"
+        return shown if len(shown) <= 40 else f"a list of {len(value)} items"
     return repr(value)
 
 
@@ -117,7 +118,7 @@ class Vec3(Type):
     name = "vec3"
 
     def convert(self, value: Any, ctx: Context) -> tuple[float, float, float]:
-        if (not isinstance(value, list) or len(value) != 3
+        if (not isinstance(value, list | tuple) or len(value) != 3
                 or any(isinstance(v, bool) or not isinstance(v, int | float) for v in value)):
             raise Invalid(f"expected a list of 3 numbers [x, y, z], got {_describe(value)}")
         return tuple(float(v) for v in value)  # type: ignore[return-value]
@@ -129,6 +130,8 @@ class Entity(Type):
     name = "entity"
 
     def convert(self, value: Any, ctx: Context) -> str | Ref:
+        if isinstance(value, Ref):  # already read from `${/key}`, e.g. passed in through `with:`
+            return value
         if isinstance(value, str) and (m := REF.match(value)):
             return Ref(m.group(1))
         if not isinstance(value, str) or not value:
@@ -164,7 +167,7 @@ class TargetType(Type):
     FIELDS = ("object", "offset", "at")
 
     def convert(self, value: Any, ctx: Context) -> Target:
-        if isinstance(value, list):
+        if isinstance(value, list | tuple):  # a tuple is a vec3 param's value
             return Target(world=VEC3.convert(value, ctx))
         if not isinstance(value, dict):
             raise Invalid("expected [x, y, z], {object: NAME, offset: [dx, dy, dz]} or "

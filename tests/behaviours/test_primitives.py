@@ -1,0 +1,292 @@
+"""Tick contracts of the analytic primitives (`behaviours/primitives.py`), compiled from YAML and
+run through the real tick loop against a `KinematicScene`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scenes.kinematic import KinematicScene
+from scenes.robot import CLOSE, OPEN
+from tests.trees.harness import (
+    BOWL,
+    BOXES,
+    CHEESE,
+    PLATE,
+    Status,
+    compile_node,
+    errors,
+    move_box,
+    run,
+    scene,
+    statuses,
+)
+
+RUNNING, SUCCESS, FAILURE = Status.RUNNING, Status.SUCCESS, Status.FAILURE
+
+
+def _yaw(robot) -> float:
+    return robot.eef_pose().yaw
+
+
+# --- move_to -----------------------------------------------------------------------------------
+def test_move_to_is_running_across_ticks_commanding_once_per_tick_until_within_tolerance(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "move_to: {target: [0.1, 0.0, 0.2], name: go}", robot)
+    result, frames = run(root, robot)
+
+    assert result.tree_status == "SUCCESS"
+    assert len(frames) > 3
+    *moving, last = frames
+    assert all(f.status["go"] == RUNNING and f.commander == "go" for f in moving)
+    assert [f.steps for f in moving] == list(range(1, len(moving) + 1))  # one step per tick
+    assert last.status["go"] == SUCCESS
+    assert np.linalg.norm(last.eef - [0.1, 0.0, 0.2]) <= 0.01
+
+
+def test_move_to_does_not_command_on_the_tick_it_succeeds(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "move_to: {target: [0.0, 0.0, 0.25], name: go}", robot)
+    _, frames = run(root, robot)
+    assert frames[-1].status["go"] == SUCCESS
+    assert frames[-1].action is None
+    assert frames[-1].steps == frames[-2].steps  # the episode ended without another step
+
+
+def test_move_to_tolerance_is_the_success_radius(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "move_to: {target: [0.0, 0.0, 0.2], tolerance: 0.05}", robot)
+    _, frames = run(root, robot)
+    distance = np.linalg.norm(frames[-1].eef - [0.0, 0.0, 0.2])
+    assert 0.01 < distance <= 0.05
+
+
+def test_move_to_an_object_with_offset_goes_to_its_centre_plus_the_offset(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, f"move_to: {{object: {BOWL}, offset: [0, 0, 0.1]}}", robot)
+    _, frames = run(root, robot)
+    assert np.linalg.norm(frames[-1].eef - [0.10, 0.0, 0.12]) <= 0.01
+
+
+@pytest.mark.parametrize(("at", "z"), [("top", 0.04 + 0.05), ("bottom", 0.0 + 0.05),
+                                       ("center", 0.02 + 0.05)])
+def test_move_to_at_picks_the_top_bottom_or_centre_of_the_object(tmp_path, at, z):
+    robot = scene()
+    root = compile_node(
+        tmp_path, f"move_to: {{object: {BOWL}, at: {at}, offset: [0, 0, 0.05]}}", robot)
+    _, frames = run(root, robot)
+    assert np.linalg.norm(frames[-1].eef - [0.10, 0.0, z]) <= 0.01
+
+
+def test_move_to_accepts_an_alias_of_the_object_name(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "move_to: {object: black bowl, offset: [0, 0, 0.1]}", robot)
+    assert BOWL in root.name
+    _, frames = run(root, robot)
+    assert np.linalg.norm(frames[-1].eef - [0.10, 0.0, 0.12]) <= 0.01
+
+
+def test_move_to_relative_target_is_an_offset_from_where_the_node_started(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, """
+        sequence:
+          - move_to: [0.1, 0.1, 0.2]
+          - move_to: {relative: [0, 0, 0.05]}
+        """, robot)
+    _, frames = run(root, robot)
+    assert np.linalg.norm(frames[-1].eef - [0.1, 0.1, 0.25]) <= 0.01
+
+
+def test_move_to_re_reads_its_target_every_tick_so_a_moving_object_is_followed(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, f"move_to: {{object: {BOWL}, offset: [0, 0, 0.1]}}", robot)
+    _, frames = run(root, robot, events={2: move_box(BOWL, [-0.1, -0.1, 0.02])})
+    assert np.linalg.norm(frames[-1].eef - [-0.1, -0.1, 0.12]) <= 0.01
+
+
+def test_move_to_carrying_puts_the_carried_objects_bottom_at_the_target(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, f"""
+        sequence:
+          - move_to: {{object: {BOWL}}}
+          - set_gripper: close
+          - move_to: {{object: {PLATE}, at: top, offset: [0, 0, 0.05], carrying: {BOWL}}}
+        """, robot)
+    result, _ = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    low, high = robot.extent_of(BOWL)
+    plate_top = robot.extent_of(PLATE)[1][2]
+    assert abs(low[2] - (plate_top + 0.05)) <= 0.01
+    assert np.linalg.norm((low + high)[:2] / 2 - [0.25, 0.0]) <= 0.01
+
+
+def test_move_to_fails_unreachable_after_max_steps_ticks(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "move_to: {target: [0.4, 0.4, 0.3], max_steps: 5, name: go}",
+                        robot)
+    result, frames = run(root, robot)
+    assert statuses(frames, "go") == [RUNNING] * 5 + [FAILURE]
+    assert frames[-1].action is None
+    assert [e["code"] for e in errors()] == ["UNREACHABLE"]
+    assert result.steps == 5
+
+
+class _BlockedArm(KinematicScene):
+    """An arm that does not move whatever it is commanded (a collision, a jammed joint)."""
+
+    def _apply(self, action):
+        pass
+
+
+def test_move_to_fails_stuck_after_stuck_steps_ticks_without_progress(tmp_path):
+    robot = _BlockedArm(BOXES)
+    root = compile_node(tmp_path, "move_to: {target: [0.1, 0, 0.1], stuck_steps: 4, name: go}",
+                        robot)
+    result, frames = run(root, robot)
+    assert result.tree_status == "FAILURE"
+    assert [e["code"] for e in errors()] == ["STUCK"]
+    # the first tick sets the best distance, then 4 ticks without 2 mm of progress
+    assert len(frames) == 5 and result.steps == 4
+
+
+def test_move_to_yaw_turns_the_wrist_to_that_world_yaw_while_moving(tmp_path):
+    robot = scene()
+    assert _yaw(robot) == pytest.approx(0.0)
+    root = compile_node(tmp_path, "move_to: {target: [0.0, 0.0, 0.1], yaw: 0.5}", robot)
+    run(root, robot)
+    # success is judged on position only; over a 20 cm move the wrist has turned too
+    assert _yaw(robot) == pytest.approx(0.5, abs=0.03)
+
+
+def test_move_to_without_yaw_keeps_the_orientation_it_started_with(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "sequence: [{rotate: 0.3}, {move_to: [0.1, 0.1, 0.1]}]", robot)
+    run(root, robot)
+    assert _yaw(robot) == pytest.approx(0.3, abs=0.03)
+
+
+# --- rotate ------------------------------------------------------------------------------------
+def test_rotate_turns_the_wrist_by_yaw_relative_to_where_it_started_holding_position(tmp_path):
+    robot = scene()
+    start_yaw, start = _yaw(robot), robot.eef_pose().pos.copy()
+    root = compile_node(tmp_path, "rotate: {yaw: 0.3, name: turn}", robot)
+    result, frames = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    assert statuses(frames, "turn")[:-1] == [RUNNING] * (len(frames) - 1)
+    assert abs(_yaw(robot) - start_yaw - 0.3) <= 0.03
+    assert np.allclose(robot.eef_pose().pos, start, atol=1e-6)
+
+
+def test_rotate_with_relative_false_turns_the_wrist_to_an_absolute_yaw(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, """
+        sequence:
+          - rotate: 0.4
+          - rotate: {yaw: -0.2, relative: false}
+        """, robot)
+    run(root, robot)
+    assert abs(_yaw(robot) - -0.2) <= 0.03
+
+
+def test_rotate_fails_unreachable_after_max_steps(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "rotate: {yaw: 1.5, max_steps: 3}", robot)
+    result, _ = run(root, robot)
+    assert result.tree_status == "FAILURE" and result.steps == 3
+    assert [e["code"] for e in errors()] == ["UNREACHABLE"]
+
+
+# --- set_gripper and release -------------------------------------------------------------------
+def test_set_gripper_close_commands_close_holding_the_arm_until_the_fingers_stop(tmp_path):
+    robot = scene()
+    start = robot.eef_pose().pos.copy()
+    root = compile_node(tmp_path, "set_gripper: {state: close, name: grip}", robot)
+    result, frames = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    *closing, last = frames
+    assert all(f.status["grip"] == RUNNING and f.action[6] == CLOSE for f in closing)
+    assert last.action is None
+    assert robot.gripper_width() == 0.0
+    assert np.allclose(robot.eef_pose().pos, start, atol=1e-9)
+
+
+def test_set_gripper_close_at_an_object_grasps_it_and_check_grasped_then_holds(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, f"""
+        sequence:
+          - move_to: {{object: {BOWL}}}
+          - set_gripper: close
+          - check: {{predicate: grasped, object: {BOWL}}}
+        """, robot)
+    result, _ = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    assert robot.gripper_width() == pytest.approx(0.04)  # stopped by the bowl
+
+
+def test_set_gripper_open_commands_open(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "sequence: [{set_gripper: close}, {set_gripper: open}]", robot)
+    _, frames = run(root, robot)
+    assert frames[-2].action[6] == OPEN
+    assert robot.gripper_width() == pytest.approx(0.08)
+
+
+def test_release_opens_the_gripper_then_retreats_lift_straight_up(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, f"""
+        sequence:
+          - move_to: {{object: {CHEESE}}}
+          - set_gripper: close
+          - release: {{lift: 0.08, name: let go}}
+        """, robot)
+    result, frames = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    releasing = [f for f in frames if f.commander in ("let go/open", "let go")]
+    assert all(f.action[6] == OPEN for f in releasing)
+    heights = [f.eef[2] for f in releasing]
+    grasp_height = heights[0]
+    assert heights[:4] == [grasp_height] * 4  # the fingers open first, the arm holds
+    assert heights == sorted(heights)  # then it only goes up
+    assert not robot.is_grasped(CHEESE)
+    assert robot.pose_of(CHEESE).pos[2] == pytest.approx(0.02)  # dropped back onto the table
+    assert np.linalg.norm(robot.eef_pose().pos - [-0.10, 0.10, grasp_height + 0.08]) <= 0.01
+
+
+def test_release_stopped_after_it_commanded_takes_its_command_back(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, f"""
+        parallel:
+          synchronise: false
+          children:
+            - release: {{lift: 0.1, name: let go}}
+            - check: {{predicate: near, object: {BOWL}, target: {PLATE}, distance: 0.2}}
+        """, robot)
+    _, frames = run(root, robot, events={2: move_box(BOWL, [-0.2, 0.0, 0.02])})
+    assert [f.commander for f in frames[:2]] == ["let go/open"] * 2
+    assert frames[2].status["let go"] == Status.INVALID
+    assert frames[2].action is None  # its opener had commanded on behalf of the stopped release
+
+
+# --- wait --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_wait_n_lets_exactly_n_steps_pass_without_commanding(tmp_path, n):
+    robot = scene()
+    root = compile_node(tmp_path, f"""
+        sequence:
+          - wait: {{steps: {n}, name: pause}}
+          - move_to: {{target: [0.1, 0, 0.3], name: go}}
+        """, robot)
+    _, frames = run(root, robot)
+    assert statuses(frames, "pause")[:n + 1] == [RUNNING] * n + [SUCCESS]
+    assert all(f.action is None for f in frames[:n])
+    assert frames[n].commander == "go"  # the tick wait succeeds, the next leaf already commands
+    assert frames[n].steps == n + 1
+
+
+def test_wait_holds_the_robot_where_it_is(tmp_path):
+    robot = scene()
+    start = robot.eef_pose().pos.copy()
+    root = compile_node(tmp_path, "wait: 4", robot)
+    result, frames = run(root, robot)
+    assert result.steps == 4
+    assert all(f.holds_since(start) for f in frames)

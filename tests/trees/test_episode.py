@@ -1,0 +1,199 @@
+"""The tick loop (`trees/episode.py`): one tick is one control step, the robot holds when no leaf
+commands, budgets count steps, every episode starts clean, success is the task's own test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from blackboard.episode import CommandConflict, storage
+from tests.trees.harness import (
+    BOWL,
+    CHEESE,
+    PLATE,
+    Status,
+    compile_node,
+    errors,
+    run,
+    scene,
+)
+from trees.episode import run_episode
+
+PICK_PLACE_STEPS = f"""
+      - move_to: {{object: {BOWL}}}
+      - set_gripper: close
+      - move_to: {{object: {PLATE}, at: top, offset: [0, 0, 0.03]}}
+      - set_gripper: open
+"""
+PICK_PLACE = "sequence:" + PICK_PLACE_STEPS
+
+
+def test_one_tick_is_one_control_step(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "sequence: [{wait: 3}, {move_to: [0.1, 0, 0.2]}, {wait: 2}]",
+                        robot)
+    result, frames = run(root, robot)
+    assert [f.steps for f in frames[:-1]] == list(range(1, len(frames)))
+    assert result.steps == len(frames) - 1  # the tick on which the root finishes is not stepped
+    assert result.sim_time == pytest.approx(result.steps * robot.control_dt)
+
+
+def test_the_robot_holds_its_pose_when_no_leaf_commands(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "sequence: [{move_to: [0.1, 0, 0.2]}, {wait: 5}]", robot)
+    _, frames = run(root, robot)
+    moved = [i for i, f in enumerate(frames) if f.action is not None]
+    held = frames[moved[-1] + 2:]  # the tick move_to succeeds is stepped without a command too
+    assert len(held) >= 4
+    assert all(f.holds_since(frames[moved[-1] + 1]) for f in held)
+
+
+def test_the_robot_holds_the_gripper_as_last_commanded(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "sequence: [{set_gripper: close}, {wait: 5}]", robot)
+    run(root, robot)
+    assert robot.gripper_command > 0 and robot.gripper_width() == 0.0
+
+
+def test_two_commanders_in_one_tick_raise_command_conflict(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, """
+        parallel:
+          - move_to: {target: [0.1, 0, 0.3], name: first}
+          - rotate: {yaw: 0.5, name: second}
+        """, robot)
+    with pytest.raises(CommandConflict, match="two leaves commanded the robot in one tick"):
+        run(root, robot)
+    assert robot.steps == 0
+
+
+def test_budget_ends_the_episode_after_that_many_steps_with_ended_by_budget(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "wait: {steps: 100, name: long wait}", robot)
+    result, frames = run(root, robot, budget=7)
+    assert result.ended_by == "budget"
+    assert result.steps == 7 and len(frames) == 7
+    assert result.tree_status == "RUNNING"
+    assert result.node_status == {"long wait": "RUNNING"}  # as it was when the budget ran out
+    assert root.status == Status.INVALID  # and the tree was stopped
+
+
+def test_budget_counts_steps_already_taken_by_the_robot(tmp_path):
+    robot = scene()
+    robot.hold()
+    robot.hold()
+    result, _ = run(compile_node(tmp_path, "wait: 100", robot), robot, budget=5)
+    assert result.steps == 5
+
+
+def test_a_tree_that_finishes_within_its_budget_ends_by_tree(tmp_path):
+    robot = scene()
+    result, _ = run(compile_node(tmp_path, "wait: 3", robot), robot, budget=4)
+    assert (result.ended_by, result.tree_status, result.steps) == ("tree", "SUCCESS", 3)
+
+
+def test_every_episode_starts_from_a_clean_blackboard(tmp_path):
+    robot = scene()
+    first = compile_node(tmp_path, f"""
+        sequence:
+          - set: {{key: note, value: remembered}}
+          - check: {{predicate: grasped, object: {BOWL}, error: EMPTY_GRASP}}
+        """, robot)
+    run(first, robot)
+    assert storage()["/user/note"] == "remembered" and len(errors()) == 1
+    (tmp_path / "second").mkdir()
+    second = compile_node(tmp_path / "second", "wait: 1", robot)
+    run(second, robot, task="t2")
+    assert "/user/note" not in storage()
+    assert storage()["/errors/last"] is None and errors() == []
+    assert storage()["/task/name"] == "t2"
+
+
+def test_a_reference_to_a_key_written_in_an_earlier_episode_is_not_found(tmp_path):
+    from behaviours.leaf import MissingKey
+
+    robot = scene()
+    run(compile_node(tmp_path, f"set: {{key: obj, value: {BOWL}}}", robot), robot)
+    (tmp_path / "b").mkdir()
+    root = compile_node(tmp_path / "b", "check: {predicate: grasped, object: '${/user/obj}'}",
+                        robot)
+    with pytest.raises(MissingKey):
+        run(root, robot)
+
+
+def test_the_episode_writes_the_task_namespace(tmp_path):
+    robot = scene()
+    run(compile_node(tmp_path, "wait: 0", robot), robot, task="demo/put_bowl",
+        instruction="put the bowl on the plate", params={"object": BOWL})
+    store = storage()
+    assert store["/task/name"] == "demo/put_bowl"
+    assert store["/task/instruction"] == "put the bowl on the plate"
+    assert store["/task/params"] == {"object": BOWL}
+    assert store["/scene/entities"] == [BOWL, PLATE, CHEESE]
+
+
+def test_success_is_the_tasks_own_predicate_not_the_trees_status(tmp_path):
+    robot = scene()
+    result, _ = run(compile_node(tmp_path, "wait: 1", robot), robot)
+    assert (result.tree_status, result.success) == ("SUCCESS", False)
+
+    robot = scene()
+    (tmp_path / "b").mkdir()
+    root = compile_node(tmp_path / "b", f"""sequence:{PICK_PLACE_STEPS}
+      - check: {{predicate: grasped, object: {BOWL}}}  # fails: the bowl was let go
+""", robot)
+    result, _ = run(root, robot)
+    assert (result.tree_status, result.success) == ("FAILURE", True)
+
+
+def test_a_pick_and_place_tree_achieves_the_task_on_the_kinematic_scene(tmp_path):
+    robot = scene()
+    result, _ = run(compile_node(tmp_path, PICK_PLACE, robot), robot)
+    assert result.success and result.tree_status == "SUCCESS"
+    assert robot.pose_of(BOWL).pos[:2] == pytest.approx([0.25, 0.0], abs=0.01)
+
+
+def test_the_result_records_the_final_status_of_every_node_by_path(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, """
+        selector:
+          - check: {predicate: grasped, object: plate_1, error: EMPTY_GRASP}
+          - sequence: [{wait: 0}, {wait: 0}]
+          - wait: {steps: 2, name: never}
+        """, robot)
+    result, _ = run(root, robot)
+    assert result.node_status == {
+        "selector": "SUCCESS",
+        "selector/check grasped(plate_1)": "FAILURE",
+        "selector/sequence": "SUCCESS",
+        "selector/sequence/wait 0": "SUCCESS",
+        "selector/sequence/wait 0#2": "SUCCESS",
+        "selector/never": "INVALID",
+    }
+    assert [e["code"] for e in result.errors] == ["EMPTY_GRASP"]
+
+
+def test_node_status_shows_children_a_memory_selector_skipped_when_resuming_as_invalid(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, """
+        selector:
+          - check: {predicate: grasped, object: plate_1, name: first try}
+          - wait: {steps: 2, name: second try}
+        """, robot)
+    result, frames = run(root, robot)
+    assert frames[0].status["first try"] == Status.FAILURE
+    # py_trees resets the children before the one it resumes, so the record shows INVALID
+    assert result.node_status["selector/first try"] == "INVALID"
+    assert result.node_status["selector/second try"] == "SUCCESS"
+
+
+def test_observers_see_every_tick_with_its_action_and_commander(tmp_path):
+    robot = scene()
+    seen = []
+    root = compile_node(tmp_path, "sequence: [{wait: 1}, {move_to: {target: [0, 0, 0.2], "
+                        "name: down}}]", robot)
+    run_episode(root, robot, budget=50, observers=(seen.append,))
+    assert [t.index for t in seen] == list(range(1, len(seen) + 1))
+    assert seen[0].action is None and seen[0].commander is None and seen[0].tip == "wait 1"
+    assert seen[1].commander == "down" and isinstance(seen[1].action, np.ndarray)
+    assert seen[-1].root == Status.SUCCESS
