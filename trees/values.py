@@ -161,10 +161,10 @@ class ErrorCode(Type):
 
 
 class TargetType(Type):
-    """`[x, y, z]`, `{object: NAME, offset: [..], at: center|top|bottom}` or `{relative: [..]}`."""
+    """`[x, y, z]`, `{object, offset, at, carrying}` or `{relative: [dx, dy, dz]}`."""
 
     name = "target"
-    FIELDS = ("object", "offset", "at")
+    FIELDS = ("object", "offset", "at", "carrying")
 
     def convert(self, value: Any, ctx: Context) -> Target:
         if isinstance(value, list | tuple):  # a tuple is a vec3 param's value
@@ -184,7 +184,8 @@ class TargetType(Type):
         return Target(
             object=ENTITY.convert(value["object"], ctx),
             offset=VEC3.convert(value.get("offset", [0, 0, 0]), ctx),
-            at=Choice("center", "top", "bottom").convert(value.get("at", "center"), ctx),
+            at=Choice("center", "top", "bottom", "grasp").convert(value.get("at", "center"), ctx),
+            carrying=ENTITY.convert(value["carrying"], ctx) if "carrying" in value else None,
         )
 
 
