@@ -1,0 +1,243 @@
+"""`LiberoScene`: a LIBERO task on robosuite/MuJoCo, behind the `Robot` interface.
+
+A scene is one catalogue task, one of its recorded initial states and a seed. It drives LIBERO's
+own environment (`libero.libero.envs.env_wrapper.ControlEnv` on the task's BDDL file, the Panda with
+robosuite's OSC_POSE controller at 20 Hz, exactly as LIBERO's evaluations do), so goals, predicates
+and success are LIBERO's and results compare with published numbers.
+
+    scene = LiberoScene("libero_goal/put_the_bowl_on_the_plate", init_state=0, seed=0)
+    scene.pose_of(scene.resolve("black bowl")).pos        # privileged state
+    scene.step(scene.servo(target_pos, target_quat, OPEN)) # one control period
+    scene.success()                                        # LIBERO's own success test
+    scene.close()
+
+Lifecycle: construction creates the env and calls `reset()`. `reset` seeds numpy's global RNG
+(LIBERO's `env.seed`; fixture placement during the reset draws from it), resets the env (a hard
+reset: the model is rebuilt), loads the initial state, then settles the scene with
+`settle_steps` no-op actions (gripper open): the recorded states hold objects a few cm above the
+table and they drop in the first steps. Settling does not count in `steps`. After it, every
+entity's pose is recorded for `start_pose_of`. The same task, initial state and seed give
+bit-identical trajectories under the same actions.
+
+Entities are LIBERO's movable objects, fixtures (cabinet, stove, ...) and regions (BDDL sites such
+as `wooden_cabinet_1_top_region`). Bodies are posed by their root body and bounded by their exact
+geometry (`scenes.extents`), regions by their site's box. Any method taking an entity also
+accepts an alias ("black bowl"). Goal literals use tether's predicate names (`turn_on`, where
+LIBERO writes `turnon`).
+
+Cameras are off by default (a step is 25 physics substeps, ~10-40 ms on 2 CPU cores); with
+`cameras=("agentview", "robot0_eye_in_hand")` each step also renders them (~35-70 ms per camera
+on llvmpipe) and `observe()` adds `images`, as robosuite renders them (OpenGL convention: upside
+down; policy adapters flip them the way their training data was).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from scenes.aliases import resolve as resolve_alias
+from scenes.catalogue import Task, get_task
+from scenes.errors import TetherError, did_you_mean
+from scenes.extents import BodyExtents
+from scenes.robot import OPEN, Pose, Robot
+
+if TYPE_CHECKING:
+    import mujoco
+
+NOOP = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
+# LIBERO spells these without the underscore; tether's predicate registry with it.
+_LIBERO_PREDICATE = {"turn_on": "turnon", "turn_off": "turnoff"}
+_TETHER_PREDICATE = {v: k for k, v in _LIBERO_PREDICATE.items()}
+
+
+def _xyzw(wxyz: np.ndarray) -> np.ndarray:
+    return np.asarray(wxyz, dtype=float)[[1, 2, 3, 0]]
+
+
+def _mat_to_xyzw(mat: np.ndarray) -> np.ndarray:
+    import mujoco
+
+    wxyz = np.empty(4)
+    mujoco.mju_mat2Quat(wxyz, np.asarray(mat, dtype=float).reshape(9))
+    return _xyzw(wxyz)
+
+
+class LiberoScene(Robot):
+    """One LIBERO task instance (task, initial state, seed) driven through the `Robot` interface."""
+
+    def __init__(
+        self,
+        task: Task | str,
+        init_state: int = 0,
+        seed: int = 0,
+        *,
+        cameras: Sequence[str] = (),
+        image_size: tuple[int, int] = (128, 128),
+        settle_steps: int = 15,
+        control_freq: int = 20,
+    ) -> None:
+        super().__init__()
+        from scenes.libero_setup import import_libero
+
+        import_libero()
+        from libero.libero.envs.env_wrapper import ControlEnv
+
+        self.task = get_task(task) if isinstance(task, str) else task
+        self.cameras = tuple(cameras)
+        self.settle_steps = settle_steps
+        self.control_dt = 1.0 / control_freq
+        self._init_states = self.task.init_states()
+        self.init_state, self.seed = init_state, seed
+        self._check_init_state(init_state)
+        try:
+            self._env = ControlEnv(
+                bddl_file_name=str(self.task.bddl_file),
+                controller="OSC_POSE",
+                control_freq=control_freq,
+                ignore_done=True,  # tether budgets steps itself; robosuite's horizon would stop it
+                use_camera_obs=bool(self.cameras),
+                has_offscreen_renderer=bool(self.cameras),
+                camera_names=list(self.cameras) or ["agentview"],
+                camera_heights=image_size[0],
+                camera_widths=image_size[1],
+            )
+        except ValueError as e:
+            if "observable" not in str(e):
+                raise
+            raise TetherError(
+                f"unknown camera in {list(self.cameras)} ({e}); LIBERO's are 'agentview' and "
+                "'robot0_eye_in_hand'"
+            ) from None
+        self._obs: dict[str, Any] = {}
+        try:
+            self.reset()
+        except BaseException:
+            self.close()
+            raise
+
+    # --- episode ---------------------------------------------------------------------------
+    @property
+    def num_init_states(self) -> int:
+        return len(self._init_states)
+
+    def _check_init_state(self, index: int) -> None:
+        if not 0 <= index < self.num_init_states:
+            raise TetherError(
+                f"{self.task.id} has initial states 0..{self.num_init_states - 1}, not {index}"
+            )
+
+    def reset(self, init_state: int | None = None, seed: int | None = None) -> None:
+        """Start a new episode from recorded state `init_state` (default: the current one)."""
+        self._check_init_state(self.init_state if init_state is None else init_state)
+        self.init_state = self.init_state if init_state is None else init_state
+        self.seed = self.seed if seed is None else seed
+        self._env.seed(self.seed)
+        self._env.reset()
+        self._obs = self._env.set_init_state(self._init_states[self.init_state])
+        for _ in range(self.settle_steps):
+            self._obs = self._env.step(NOOP)[0]
+        self.steps = 0
+        self._hold = None
+        self._gripper = OPEN
+        self._index_model()
+        self._start = {name: self.pose_of(name) for name in self._entities}
+
+    def _index_model(self) -> None:
+        """Look up MuJoCo ids for every entity (a hard reset rebuilds the model)."""
+        e = self._env.env
+        model = e.sim.model._model
+        self._robot = e.robots[0]
+        self._eef_body = model.body(self._robot.robot_model.eef_name).id
+        self._finger_qpos = list(self._robot._ref_gripper_joint_pos_indexes)
+        self._bodies = {n: e.obj_body_id[n] for n in [*e.objects_dict, *e.fixtures_dict]}
+        self._sites = {n: model.site(n).id for n in e.object_sites_dict}
+        self._entities = [*self._bodies, *self._sites]
+        self._extents = BodyExtents(model, self._bodies)
+
+    # --- what the world looks like ---------------------------------------------------------
+    @property
+    def _data(self) -> mujoco.MjData:
+        return self._env.env.sim.data._data
+
+    def eef_pose(self) -> Pose:
+        d = self._data
+        return Pose(
+            np.array(d.site_xpos[self._robot.eef_site_id]), _xyzw(d.xquat[self._eef_body])
+        )
+
+    def gripper_width(self) -> float:
+        q = self._data.qpos[self._finger_qpos]
+        return float(q[0] - q[1])
+
+    def entities(self) -> list[str]:
+        return list(self._entities)
+
+    def resolve(self, name: str) -> str:
+        return resolve_alias(name, self._entities)
+
+    def _canonical(self, name: str) -> str:
+        return name if name in self._bodies or name in self._sites else self.resolve(name)
+
+    def pose_of(self, name: str) -> Pose:
+        name, d = self._canonical(name), self._data
+        if name in self._bodies:
+            b = self._bodies[name]
+            return Pose(np.array(d.xpos[b]), _xyzw(d.xquat[b]))
+        s = self._sites[name]
+        return Pose(np.array(d.site_xpos[s]), _mat_to_xyzw(d.site_xmat[s]))
+
+    def start_pose_of(self, name: str) -> Pose:
+        return self._start[self._canonical(name)]
+
+    def extent_of(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        name, d = self._canonical(name), self._data
+        if name in self._bodies:
+            if name not in self._extents:
+                raise TetherError(f"'{name}' has no geometry to bound")
+            return self._extents.of(name, d)
+        s = self._sites[name]
+        half = np.abs(d.site_xmat[s].reshape(3, 3)) @ self._env.env.sim.model._model.site_size[s]
+        return d.site_xpos[s] - half, d.site_xpos[s] + half
+
+    def goal(self) -> list[tuple[str, ...]]:
+        return [
+            (_TETHER_PREDICATE.get(lit[0], lit[0]), *lit[1:])
+            for lit in self._env.env.parsed_problem["goal_state"]
+        ]
+
+    def goal_predicate(self, name: str, args: list[str]) -> bool:
+        from libero.libero.envs.predicates import VALIDATE_PREDICATE_FN_DICT, eval_predicate_fn
+
+        fn = _LIBERO_PREDICATE.get(name, name)
+        if fn not in VALIDATE_PREDICATE_FN_DICT:
+            known = [_TETHER_PREDICATE.get(k, k) for k in VALIDATE_PREDICATE_FN_DICT]
+            raise TetherError(f"no goal predicate '{name}'{did_you_mean(name, known)}")
+        states = self._env.env.object_states_dict
+        return bool(eval_predicate_fn(fn, *[states[self._canonical(a)] for a in args]))
+
+    def is_grasped(self, name: str) -> bool:
+        name, e = self._canonical(name), self._env.env
+        model = e.objects_dict.get(name, e.fixtures_dict.get(name))
+        if model is None:
+            raise TetherError(f"'{name}' is a region; only objects and fixtures can be grasped")
+        return bool(e._check_grasp(gripper=self._robot.gripper, object_geoms=model))
+
+    def observe(self) -> dict:
+        obs = super().observe()
+        obs["gripper_qpos"] = np.array(self._data.qpos[self._finger_qpos])
+        obs["joint_pos"] = np.array(self._obs["robot0_joint_pos"])
+        if self.cameras:
+            obs["images"] = {c: self._obs[f"{c}_image"] for c in self.cameras}
+        return obs
+
+    # --- acting ----------------------------------------------------------------------------
+    def _apply(self, action: np.ndarray) -> None:
+        self._obs = self._env.step(action)[0]
+
+    def close(self) -> None:
+        if self._env is not None:
+            self._env.close()
+            self._env = None

@@ -1,0 +1,227 @@
+"""`LiberoScene`: real LIBERO tasks behind the `Robot` interface (simulated, so marked slow)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scenes.errors import TetherError
+from scenes.libero_scene import LiberoScene
+from scenes.robot import CLOSE, OPEN, Robot
+
+pytestmark = pytest.mark.slow
+
+BOWL, PLATE = "akita_black_bowl_1", "plate_1"
+
+
+@pytest.fixture(scope="module")
+def goal_scene():
+    scene = LiberoScene("libero_goal/put_the_bowl_on_the_plate", init_state=0, seed=0)
+    yield scene
+    scene.close()
+
+
+@pytest.fixture(scope="module")
+def spatial_scene():
+    scene = LiberoScene("libero_spatial/0", init_state=0, seed=0)
+    yield scene
+    scene.close()
+
+
+@pytest.fixture
+def scene(goal_scene):
+    goal_scene.reset(0, 0)
+    return goal_scene
+
+
+def _snapshot(scene: LiberoScene) -> np.ndarray:
+    poses = [scene.pose_of(n) for n in scene.entities()] + [scene.eef_pose()]
+    return np.concatenate([np.r_[p.pos, p.quat] for p in poses] + [[scene.gripper_width()]])
+
+
+def _random_actions(n: int) -> np.ndarray:
+    return np.random.default_rng(7).uniform(-1, 1, (n, 7))
+
+
+def test_entities_are_the_tasks_objects_fixtures_and_regions(scene):
+    entities = scene.entities()
+    assert entities[:4] == [BOWL, "cream_cheese_1", "wine_bottle_1", PLATE]
+    assert {"wooden_cabinet_1", "flat_stove_1", "wine_rack_1"} <= set(entities)
+    assert {"main_table_plate_region", "wooden_cabinet_1_top_region"} <= set(entities)
+
+
+def test_after_settling_the_bowl_rests_on_the_table_and_is_the_start_pose(scene):
+    bowl = scene.pose_of(BOWL)
+    assert bowl.pos[2] == pytest.approx(0.898, abs=0.01)
+    assert np.linalg.norm(bowl.quat) == pytest.approx(1.0)
+    assert np.array_equal(scene.start_pose_of(BOWL).pos, bowl.pos)
+    assert scene.pose_of(PLATE).pos[2] == pytest.approx(0.90, abs=0.01)
+
+
+def test_quaternions_are_xyzw(scene):
+    # the bowl stands upright, turned about z only: x = y = 0 and w is the 4th component
+    q = scene.pose_of(BOWL).quat
+    assert abs(q[0]) < 1e-3 and abs(q[1]) < 1e-3
+    # the gripper points down: its z axis is the world's -z
+    from scipy.spatial.transform import Rotation
+
+    z_axis = Rotation.from_quat(scene.eef_pose().quat).as_matrix()[:, 2]
+    assert z_axis[2] < -0.99
+
+
+def test_extent_of_a_body_is_a_tight_world_box_around_it(scene):
+    low, high = scene.extent_of(BOWL)
+    pos = scene.pose_of(BOWL).pos
+    assert np.all(low[:2] < pos[:2]) and np.all(pos[:2] < high[:2])
+    assert low[2] == pytest.approx(pos[2], abs=0.005)  # the bowl's origin is its base
+    radius = (high[:2] - low[:2]) / 2
+    assert np.allclose(radius, 0.0555, atol=0.005)  # the rim, not a loose geom_aabb box
+    assert 0.04 < high[2] - low[2] < 0.07
+
+
+def test_a_region_is_posed_and_bounded_by_its_site(scene):
+    region = scene.pose_of("main_table_plate_region")
+    low, high = scene.extent_of("main_table_plate_region")
+    assert np.allclose((low + high) / 2, region.pos)
+    assert np.all(high > low)
+
+
+def test_goal_literals_are_tuples_of_canonical_names(scene):
+    assert scene.goal() == [("on", BOWL, PLATE)]
+
+
+def test_success_is_false_at_the_start_and_agrees_with_libero(scene):
+    assert scene.success() is False
+    assert not scene._env.check_success()
+    assert scene.goal_predicate("on", [BOWL, PLATE]) is False
+    assert scene.evaluate("task_success", {}) is False
+
+
+def test_an_unknown_goal_predicate_says_did_you_mean(scene):
+    with pytest.raises(TetherError, match="did you mean 'open'"):
+        scene.goal_predicate("opne", ["wooden_cabinet_1_top_region"])
+
+
+def test_aliases_resolve_against_the_scenes_entities(scene):
+    assert scene.resolve("black bowl") == BOWL
+    assert scene.resolve("plate") == PLATE
+    assert np.array_equal(scene.pose_of("bowl").pos, scene.pose_of(BOWL).pos)
+    with pytest.raises(TetherError, match="did you mean"):
+        scene.pose_of("plat")
+
+
+def test_the_gripper_starts_open_and_grasps_nothing(scene):
+    assert scene.gripper_width() == pytest.approx(0.078, abs=0.003)
+    assert scene.evaluate("gripper_open", {})
+    assert scene.is_grasped(BOWL) is False
+    with pytest.raises(TetherError, match="region"):
+        scene.is_grasped("main_table_plate_region")
+
+
+def test_settling_does_not_count_and_each_step_is_one_control_period(scene):
+    assert scene.steps == 0 and scene.control_dt == pytest.approx(0.05)
+    scene.step(np.zeros(7))
+    assert scene.steps == 1 and scene.sim_time == pytest.approx(0.05)
+
+
+def test_hold_keeps_the_end_effector_still(scene):
+    start = scene.eef_pose()
+    for _ in range(30):
+        scene.hold()
+    end = scene.eef_pose()
+    assert scene.steps == 30
+    assert np.linalg.norm(end.pos - start.pos) < 0.001
+    assert abs(np.dot(end.quat, start.quat)) > 0.9999
+
+
+def test_observe_gives_robot_state_and_no_images_without_cameras(scene):
+    obs = scene.observe()
+    assert obs["eef_pos"].shape == (3,) and obs["eef_quat"].shape == (4,)
+    assert obs["gripper_qpos"].shape == (2,) and obs["joint_pos"].shape == (7,)
+    assert "images" not in obs
+
+
+def test_same_task_init_state_and_seed_give_identical_poses_after_identical_steps(scene):
+    actions = _random_actions(25)
+    for a in actions:
+        scene.step(a)
+    first = _snapshot(scene)
+    scene.reset(0, 0)
+    for a in actions:
+        scene.step(a)
+    assert np.array_equal(_snapshot(scene), first)
+    other = LiberoScene("libero_goal/put_the_bowl_on_the_plate", init_state=0, seed=0)
+    try:
+        for a in actions:
+            other.step(a)
+        assert np.array_equal(_snapshot(other), first)
+    finally:
+        other.close()
+
+
+def test_another_init_state_starts_elsewhere(scene):
+    first = scene.pose_of(BOWL).pos
+    scene.reset(init_state=1)
+    assert not np.allclose(scene.pose_of(BOWL).pos, first)
+    with pytest.raises(TetherError, match="initial states 0..49"):
+        scene.reset(init_state=50)
+
+
+def test_cameras_render_images_of_the_requested_size():
+    scene = LiberoScene("libero_goal/8", cameras=("agentview",), image_size=(64, 96))
+    try:
+        image = scene.observe()["images"]["agentview"]
+        assert image.shape == (64, 96, 3) and image.dtype == np.uint8
+        assert image.std() > 10  # a real scene, not a blank frame
+    finally:
+        scene.close()
+
+
+def test_two_bowls_make_bowl_ambiguous(spatial_scene):
+    assert {BOWL, "akita_black_bowl_2"} <= set(spatial_scene.entities())
+    with pytest.raises(TetherError, match="ambiguous"):
+        spatial_scene.resolve("bowl")
+    assert spatial_scene.goal() == [("on", BOWL, PLATE)]
+
+
+def _goto(robot: Robot, pos: np.ndarray, quat: np.ndarray, gripper: float, trace: list) -> None:
+    for _ in range(80):
+        if np.linalg.norm(robot.eef_pose().pos - pos) < 0.005:
+            return
+        robot.step(robot.servo(pos, quat, gripper))
+        trace.append(robot)
+
+
+def _wait(robot: Robot, quat: np.ndarray, gripper: float, trace: list, n: int = 10) -> None:
+    here = robot.eef_pose().pos.copy()
+    for _ in range(n):
+        robot.step(robot.servo(here, quat, gripper))
+        trace.append(robot)
+
+
+class _Agreement(list):
+    """Records, after every step, whether `success()` agreed with LIBERO's `check_success()`."""
+
+    def append(self, scene) -> None:
+        super().append((scene.success(), scene._env.check_success()))
+
+
+def test_a_scripted_rim_grasp_places_the_bowl_and_success_agrees_with_libero(spatial_scene):
+    scene, trace = spatial_scene, _Agreement()
+    scene.reset(0, 0)
+    quat = scene.eef_pose().quat
+    rim = scene.pose_of(BOWL).pos + [0.0, 0.045, 0.0]  # fingers close along y: pinch the wall
+    _goto(scene, rim + [0, 0, 0.10], quat, OPEN, trace)
+    _goto(scene, rim + [0, 0, 0.03], quat, OPEN, trace)
+    _wait(scene, quat, CLOSE, trace)
+    _goto(scene, scene.eef_pose().pos + [0, 0, 0.15], quat, CLOSE, trace)
+    assert scene.evaluate("lifted", {"object": BOWL, "height": 0.08})
+    assert scene.is_grasped(BOWL)
+    above = scene.pose_of(PLATE).pos + [0.0, 0.045, 0.0]
+    _goto(scene, np.r_[above[:2], scene.eef_pose().pos[2]], quat, CLOSE, trace)
+    _goto(scene, above + [0, 0, 0.06], quat, CLOSE, trace)
+    _wait(scene, quat, OPEN, trace)
+    _goto(scene, scene.eef_pose().pos + [0, 0, 0.10], quat, OPEN, trace)
+    assert scene.success() and scene._env.check_success()
+    assert all(ours == libero for ours, libero in trace)
+    assert (True, True) in trace and (False, False) in trace
