@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import py_trees
 
+from blackboard import trace_events
+
 # Error codes leaves write to /errors/last (Nav2 style: recoveries choose by code).
 EMPTY_GRASP = "EMPTY_GRASP"
 STUCK = "STUCK"
@@ -56,8 +58,9 @@ def storage() -> dict:
 
 
 def new_episode(*, task: str, instruction: str, params: dict, entities: list[str]) -> None:
-    """Clear the blackboard and write the task namespace for a new episode."""
+    """Clear the blackboard (and pending trace events) and write the task namespace."""
     py_trees.blackboard.Blackboard.clear()
+    trace_events.drain()
     store = storage()
     store["/task/name"] = task
     store["/task/instruction"] = instruction

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scenes.aliases import resolve as resolve_alias
+from scenes.cameras import Cameras
 from scenes.catalogue import Task, get_task
 from scenes.errors import TetherError, did_you_mean
 from scenes.extents import BodyExtents
@@ -112,6 +113,7 @@ class LiberoScene(Robot):
                 "'robot0_eye_in_hand'"
             ) from None
         self._obs: dict[str, Any] = {}
+        self._frames = Cameras()
         try:
             self.reset()
         except BaseException:
@@ -233,11 +235,17 @@ class LiberoScene(Robot):
             obs["images"] = {c: self._obs[f"{c}_image"] for c in self.cameras}
         return obs
 
+    def render(self, camera: str, size: tuple[int, int] = (128, 128)) -> np.ndarray:
+        """An upright frame of `camera` ('agentview', 'robot0_eye_in_hand') rendered now, whether
+        or not the scene was built with `cameras` (those render every step)."""
+        return self._frames.render(self._env.env.sim.model._model, self._data, camera, size)
+
     # --- acting ----------------------------------------------------------------------------
     def _apply(self, action: np.ndarray) -> None:
         self._obs = self._env.step(action)[0]
 
     def close(self) -> None:
+        self._frames.close()
         if self._env is not None:
             self._env.close()
             self._env = None

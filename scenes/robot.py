@@ -118,6 +118,11 @@ class Robot(abc.ABC):
         pose = self.eef_pose()
         return {"eef_pos": pose.pos, "eef_quat": pose.quat, "gripper_width": self.gripper_width()}
 
+    def render(self, camera: str, size: tuple[int, int]) -> np.ndarray | None:
+        """An upright RGB frame (h, w, 3, uint8) from a named camera, rendered now; None when the
+        scene has no cameras. Rendering costs far more than a step: callers choose when."""
+        return None
+
     # --- acting ------------------------------------------------------------------------
     @property
     def sim_time(self) -> float:

@@ -62,12 +62,22 @@ def run(
     live: Annotated[bool | None, typer.Option(
         "--live/--lines", help="Redraw the tree each tick, or print a line per running leaf "
                                "(default: live on a terminal).")] = None,
+    record_trace: Annotated[bool, typer.Option(
+        "--record/--no-record", help="Write the run's trace (trace.jsonl, frames/) for "
+                                     "`tether view`.")] = True,
+    frame_every: Annotated[int, typer.Option(
+        min=0, help="Save camera frames (agentview and wrist, 128 px) every N ticks and at every "
+                    "event; 0: no frames.")] = 20,
 ) -> None:
     """Run one episode of TREE on a LIBERO task and report the result.
 
     Exit code 0 when the task succeeded (its own goal test), 1 when it did not.
     """
+    from dataclasses import replace
+
     from trees.progress import LiveTree, TipLines
+    from trees.recorder import FrameSettings
+    from trees.run import DEFAULT_FRAMES
     from trees.run import run as run_tree
 
     use_live = out.is_terminal if live is None else live
@@ -77,7 +87,9 @@ def run(
 
     try:
         record = run_tree(tree, task, seed=seed, init_state=init_state, given=_bindings(with_),
-                          budget=budget, runs=runs, display=display)
+                          budget=budget, runs=runs, display=display,
+                          record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
+                          if frame_every else FrameSettings())
     except TetherError as exc:
         raise _fail(exc) from None
     r = record.result
@@ -87,7 +99,10 @@ def run(
               f" {r.steps} steps, {r.sim_time:.2f} s simulated, {record.wall_seconds:.1f} s wall")
     for e in r.errors[-3:]:
         out.print(f"  error {e['code']} at step {e['step']} in '{e['node']}': {e['message']}")
-    out.print(f"  run files: {record.run_dir}/  (result.json, ticks.jsonl, tree.txt)")
+    files = "result.json, tree.txt" + (", trace.jsonl" if record_trace else "")
+    out.print(f"  run files: {record.run_dir}/  ({files})")
+    if record_trace:
+        out.print(f"  replay it: tether view {record.run_dir}")
     raise typer.Exit(0 if r.success else 1)
 
 
@@ -108,9 +123,8 @@ def check(
     scene = None
     try:
         if task:
-            from scenes.libero_scene import LiberoScene
-
             from scenes.catalogue import get_task
+            from scenes.libero_scene import LiberoScene
 
             scene = LiberoScene(get_task(task), init_state=0, seed=0)
         given = _bindings(with_)

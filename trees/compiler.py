@@ -221,7 +221,11 @@ class Compiler:
         bindings = self.bind(tf, given, where, marks)
         if bindings is None:
             return None
-        return self.node(tf.root, tf.where, bindings, (*stack, resolved))
+        root = self.node(tf.root, tf.where, bindings, (*stack, resolved))
+        if root is not None:
+            root.tree_file = display_path(path)  # type: ignore[attr-defined]
+            root.bindings = bindings  # type: ignore[attr-defined]  # the file's params, bound
+        return root
 
     # --- nodes ------------------------------------------------------------------------
     def node(self, value: Any, where: Where, bindings: dict[str, Any],
@@ -364,7 +368,7 @@ class Compiler:
             params["success_on"] = self.success_on(params["success_on"], children, where, body)
             if params["success_on"] is None:
                 return None
-        return nt.build(name or nt.name, children, **params)
+        return self.build(nt, name or nt.name, children, **params)
 
     def success_on(self, value: Any, children: list, where: Where, body: Any):
         if value in ("all", "one"):
@@ -400,7 +404,7 @@ class Compiler:
         if nt.name == "timeout" and (params["steps"] is None) == (params["seconds"] is None):
             self.problems.append(where.error("timeout takes exactly one of 'steps' or 'seconds'"))
             return None
-        return nt.build(name or self.label(nt, params), child, **params)
+        return self.build(nt, name or self.label(nt, params), child, **params)
 
     def leaf(self, nt: NodeType, body: Any, where: Where, name: str | None,
              bindings: dict[str, Any]):
@@ -422,7 +426,14 @@ class Compiler:
                              bindings)
         if params is None:
             return None
-        return nt.build(name or self.label(nt, params), **params)
+        return self.build(nt, name or self.label(nt, params), **params)
+
+    @staticmethod
+    def build(nt: NodeType, *args: Any, **params: Any) -> py_trees.behaviour.Behaviour:
+        """Build the py_trees node; it keeps its parameters as `.params` (for the trace)."""
+        built = nt.build(*args, **params)
+        built.params = params  # type: ignore[attr-defined]
+        return built
 
     def label(self, nt: NodeType, params: dict) -> str:
         return nt.label(params) if nt.label else nt.name

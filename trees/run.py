@@ -3,8 +3,9 @@
 The tree's params are bound from `--with KEY=VALUE`, then from the task's goal (params declared
 `from_goal`), then from their defaults. The scene is opened from the task and init state, the tree
 is compiled against the scene's object names, and one episode is ticked. The run directory gets
-`result.json` (the outcome), `ticks.jsonl` (one line per tick) and `tree.txt` (the final tree
-with every node's status).
+`result.json` (the outcome), `tree.txt` (the final tree with every node's status) and, unless
+recording is off, the trace (`trace.jsonl` and camera frames under `frames/`, see docs/trace.md)
+that `tether view` replays.
 """
 
 from __future__ import annotations
@@ -23,9 +24,14 @@ from scenes.catalogue import get_task
 from scenes.errors import TetherError
 from trees.compiler import compile_tree, goal_bindings, read_tree_file
 from trees.episode import EpisodeResult, Tick, run_episode
-from trees.trace import TickLog
+from trees.recorder import FrameSettings, Recorder
 
 DEFAULT_BUDGET = 1000
+# Both cameras at 128 px every 20 ticks (1 s simulated) and at every event: a frame costs
+# 40-250 ms to render on a CPU, about 2-10 control steps, so this keeps recording to a fraction
+# of the run's time while every phase change of the tree still has a picture.
+DEFAULT_FRAMES = FrameSettings(cameras=("agentview", "robot0_eye_in_hand"), every=20,
+                               size=(128, 128))
 
 
 @dataclass
@@ -54,9 +60,12 @@ def run_dir_for(runs: Path, tree: Path, task: str, seed: int) -> Path:
 
 def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = None,
         given: dict[str, Any] | None = None, budget: int = DEFAULT_BUDGET,
-        runs: Path | str = "runs",
+        runs: Path | str = "runs", record: bool = True, frames: FrameSettings = DEFAULT_FRAMES,
         display: Callable[[py_trees.behaviour.Behaviour, Any], Any] | None = None) -> RunRecord:
-    """Run `tree` once on `task`; `display(root, robot)` may return a context-managed observer."""
+    """Run `tree` once on `task`; `display(root, robot)` may return a context-managed observer.
+
+    With `record` the run's trace is written as it goes, with camera frames as `frames` says.
+    """
     from scenes.libero_scene import LiberoScene
 
     tree, runs = Path(tree), Path(runs)
@@ -72,8 +81,11 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
         compiled = compile_tree(tree, params, resolve=scene.resolve)
         out = run_dir_for(runs, tree, entry.id, seed)
         out.mkdir(parents=True)
-        log = TickLog(out / "ticks.jsonl", scene)
-        observers: list[Callable[[Tick], None]] = [log]
+        recorder = Recorder(out, compiled.root, scene, frames=frames, meta={
+            "tree": str(tree), "task": entry.id, "instruction": entry.language,
+            "init_state": index, "seed": seed, "budget": budget,
+            "params": {k: str(v) for k, v in compiled.bindings.items()}}) if record else None
+        observers: list[Callable[[Tick], None]] = [recorder] if recorder else []
         view = display(compiled.root, scene) if display else None
         try:
             if view is not None:
@@ -82,10 +94,15 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
             result = run_episode(compiled.root, scene, budget=budget, task=entry.id,
                                  instruction=entry.language, params=compiled.bindings,
                                  observers=tuple(observers))
+        except BaseException as exc:
+            if recorder is not None:
+                recorder.finish(aborted=f"{type(exc).__name__}: {exc}")
+            raise
         finally:
             if view is not None:
                 view.__exit__(None, None, None)
-            log.close()
+        if recorder is not None:
+            recorder.finish(result)
     finally:
         scene.close()
     (out / "tree.txt").write_text(py_trees.display.unicode_tree(compiled.root, show_status=True)

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from trees.compiler import LIBRARY, compile_tree
+from trees.recorder import FrameSettings
 from trees.run import run
+from trees.trace import read_trace
 
 LIBRARY_TREES = sorted(LIBRARY.glob("*.yaml"))
 
@@ -31,10 +33,10 @@ def test_every_library_tree_compiles_without_a_task(path: Path):
 ])
 def test_pick_place_succeeds_on_libero(task: str, init_state: int, tmp_path: Path):
     record = run(LIBRARY / "pick_place.yaml", task, seed=init_state, init_state=init_state,
-                 runs=tmp_path)
+                 runs=tmp_path, frames=FrameSettings())  # frames: test_viewer's LIBERO run
     result = record.result
     assert result.success, (task, init_state, result.errors)
     assert result.tree_status == "SUCCESS"
     run_dir = Path(record.run_dir)
-    assert {"result.json", "ticks.jsonl", "tree.txt"} <= {p.name for p in run_dir.iterdir()}
-    assert len((run_dir / "ticks.jsonl").read_text().splitlines()) >= result.steps
+    assert {"result.json", "trace.jsonl", "tree.txt"} <= {p.name for p in run_dir.iterdir()}
+    assert sum(r["k"] == "tick" for r in read_trace(run_dir)) >= result.steps
