@@ -118,25 +118,36 @@ class MoveTo(RobotLeaf):
 
 
 class Rotate(RobotLeaf):
-    """Turn the wrist about the world z axis by `yaw` rad (or to `yaw` when not `relative`).
+    """Turn the wrist about a world axis (`x`, `y` or `z`) by `yaw` rad, holding the position.
 
+    The angle is called `yaw` because the default axis is z. With `relative` the end effector's
+    orientation is rotated by the angle about the world axis (turns compose: a pitch about x
+    then a roll about y); otherwise that axis's extrinsic xyz Euler angle is set to the angle.
     Tick contract: commands a servo step holding the start position each tick; SUCCESS within
     `tolerance` rad; FAILURE with UNREACHABLE after `max_steps` ticks.
     """
 
-    def __init__(self, name: str, yaw: float, *, relative: bool, tolerance: float, max_steps: int):
+    AXES = "xyz"
+
+    def __init__(self, name: str, yaw: float, *, relative: bool, tolerance: float, max_steps: int,
+                 axis: str = "z"):
         super().__init__(name)
-        self.yaw, self.relative, self.tolerance, self.max_steps = yaw, relative, tolerance, max_steps
+        if axis not in self.AXES:
+            raise ValueError(f"axis is one of x, y, z, got {axis!r}")
+        self.yaw, self.relative = yaw, relative
+        self.tolerance, self.max_steps = tolerance, max_steps
+        self.axis = axis
 
     def initialise(self) -> None:
         here = self.robot.eef_pose()
         self.pos = here.pos.copy()
         start = Rotation.from_quat(here.quat)
         if self.relative:
-            goal = Rotation.from_euler("z", self.yaw) * start
+            goal = Rotation.from_euler(self.axis, self.yaw) * start
         else:
-            roll, pitch, _ = start.as_euler("xyz")
-            goal = Rotation.from_euler("xyz", [roll, pitch, self.yaw])
+            angles = start.as_euler("xyz")
+            angles[self.AXES.index(self.axis)] = self.yaw
+            goal = Rotation.from_euler("xyz", angles)
         self.goal = goal
         self.ticks = 0
 

@@ -151,13 +151,17 @@ register(NodeType(
             "yaw": Spec(FLOAT, None, "wrist yaw to hold (rad, world z); default: keep current")},
     primary="target", label=lambda p: f"move_to {p['target']}"))
 register(NodeType(
-    "rotate", LEAF, "Turn the wrist about the world z axis by `yaw` radians (to `yaw` when "
-    "`relative: false`), holding the position.",
-    lambda name, yaw, relative, tolerance, max_steps: Rotate(
-        name, yaw, relative=relative, tolerance=tolerance, max_steps=max_steps),
-    params={"yaw": Spec(FLOAT, doc="radians"), "relative": Spec(BOOL, True),
-            "tolerance": Spec(Float(0.0), 0.03, "radians"), "max_steps": Spec(Int(1), 100)},
-    primary="yaw", label=lambda p: f"rotate {p['yaw']:+.2f} rad"))
+    "rotate", LEAF, "Turn the wrist about a world axis (`axis`, default z) by `yaw` radians (to "
+    "`yaw` when `relative: false`), holding the position. Later `move_to`s keep the new "
+    "orientation.",
+    lambda name, yaw, relative, tolerance, max_steps, axis: Rotate(
+        name, yaw, relative=relative, tolerance=tolerance, max_steps=max_steps, axis=axis),
+    params={"yaw": Spec(FLOAT, doc="radians (about `axis`; yaw for the default z)"),
+            "relative": Spec(BOOL, True),
+            "tolerance": Spec(Float(0.0), 0.03, "radians"), "max_steps": Spec(Int(1), 100),
+            "axis": Spec(Choice("x", "y", "z"), "z", "world axis to turn about")},
+    primary="yaw", label=lambda p: f"rotate {p['yaw']:+.2f} rad"
+    + ("" if p["axis"] == "z" else f" about {p['axis']}")))
 register(NodeType(
     "set_gripper", LEAF, "Open or close the gripper, holding the arm; SUCCESS when the fingers "
     "stop moving.", lambda name, state: SetGripper(name, state),

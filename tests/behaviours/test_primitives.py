@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 from scenes.kinematic import KinematicScene
 from scenes.robot import CLOSE, OPEN
@@ -195,6 +196,39 @@ def test_rotate_fails_unreachable_after_max_steps(tmp_path):
     assert result.tree_status == "FAILURE" and result.steps == 3
     assert [e["code"] for e in errors()] == ["UNREACHABLE"]
 
+
+def _pointing(robot) -> np.ndarray:
+    """Where the fingers point: the end effector's z axis in the world."""
+    return Rotation.from_quat(robot.eef_pose().quat).apply([0.0, 0.0, 1.0])
+
+
+def test_rotate_about_x_pitches_the_wrist_and_later_moves_keep_the_pitch(tmp_path):
+    robot = scene()
+    down = _pointing(robot)
+    root = compile_node(tmp_path, """
+        sequence:
+          - rotate: {yaw: -1.5708, axis: x}
+          - move_to: [0.1, 0.1, 0.2]
+        """, robot)
+    result, _ = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    assert np.allclose(_pointing(robot), Rotation.from_euler("x", -1.5708).apply(down), atol=0.05)
+
+
+def test_rotate_with_relative_false_sets_that_axis_euler_angle_so_repeating_it_is_a_no_op(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, """
+        sequence:
+          - rotate: {yaw: 1.5708, axis: x, relative: false}
+          - rotate: {yaw: -0.7854, axis: y, relative: false}
+        """, robot)
+    run(root, robot)
+    once = robot.eef_pose().quat.copy()
+    again = compile_node(tmp_path, "rotate: {yaw: -0.7854, axis: y, relative: false, name: again}",
+                         robot)
+    result, frames = run(again, robot)
+    assert result.tree_status == "SUCCESS" and len(frames) <= 1
+    assert abs(np.dot(robot.eef_pose().quat, once)) == pytest.approx(1.0, abs=1e-3)
 
 # --- set_gripper and release -------------------------------------------------------------------
 def test_set_gripper_close_commands_close_holding_the_arm_until_the_fingers_stop(tmp_path):

@@ -1,0 +1,28 @@
+"""open_drawer.yaml: the articulated-object tree opens LIBERO's middle cabinet drawer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
+from trees.run import run
+
+TREE = LIBRARY / "open_drawer.yaml"
+
+
+def test_open_drawer_binds_its_drawer_from_an_open_goal():
+    tf = read_tree_file(TREE)
+    goal = [("open", "wooden_cabinet_1_middle_region")]
+    assert goal_bindings(tf, goal) == {"drawer": "wooden_cabinet_1_middle_region"}
+    assert compile_tree(TREE, placeholders=True).nodes >= 1
+
+
+@pytest.mark.slow
+def test_open_drawer_opens_the_middle_drawer_on_libero(tmp_path: Path):
+    record = run(TREE, "libero_goal/open_the_middle_drawer_of_the_cabinet", seed=0,
+                 init_state=0, runs=tmp_path)
+    result = record.result
+    assert result.success, result.errors
+    assert result.tree_status == "SUCCESS"
