@@ -30,25 +30,27 @@ class Target:
     Exactly one of `world`, `object` or `relative` is set. For an entity, `at` picks its `center`
     (body origin), `top` or `bottom` (of its bounding box, above/below the origin) or `grasp`
     (where the fingers close on it, see `scenes.grasps`), and `offset` is added in the world
-    frame. `relative` is an offset from where the end effector was when the node started. With
+    frame. `relative` is an offset from where the end effector was when the node started. `offset`
+    and `relative` may be `Ref`s to a blackboard key holding [x, y, z] (e.g. an approach offset
+    memory chose), read each time the position is computed. With
     `carrying`, the point is where the carried object's bottom should go: the end effector is
     sent to the point plus its current offset from that bottom (used to set objects down).
     """
 
     world: tuple[float, float, float] | None = None
     object: str | Ref | None = None
-    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    offset: tuple[float, float, float] | Ref = (0.0, 0.0, 0.0)
     at: str = "center"
-    relative: tuple[float, float, float] | None = None
+    relative: tuple[float, float, float] | Ref | None = None
     carrying: str | Ref | None = None
 
     def __str__(self) -> str:
         if self.world is not None:
             return f"[{', '.join(f'{v:g}' for v in self.world)}]"
         if self.relative is not None:
-            return f"here+[{', '.join(f'{v:g}' for v in self.relative)}]"
+            return f"here+{_vec(self.relative)}"
         at = "" if self.at == "center" else f".{self.at}"
-        off = "" if not any(self.offset) else f"+[{', '.join(f'{v:g}' for v in self.offset)}]"
+        off = f"+{_vec(self.offset)}" if isinstance(self.offset, Ref) or any(self.offset) else ""
         held = f" with {self.carrying}" if self.carrying else ""
         return f"{self.object}{at}{off}{held}"
 
@@ -56,7 +58,7 @@ class Target:
         if self.world is not None:
             return np.asarray(self.world, dtype=float)
         if self.relative is not None:
-            return start + np.asarray(self.relative, dtype=float)
+            return start + np.asarray(deref(self.relative), dtype=float)
         name = deref(self.object)
         pos = robot.pose_of(name).pos.copy()
         if self.at == "grasp":
@@ -64,12 +66,16 @@ class Target:
         elif self.at != "center":
             low, high = robot.extent_of(name)
             pos[2] = high[2] if self.at == "top" else low[2]
-        pos = pos + np.asarray(self.offset, dtype=float)
+        pos = pos + np.asarray(deref(self.offset), dtype=float)
         if self.carrying is not None:
             low, high = robot.extent_of(deref(self.carrying))
             bottom = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2]])
             pos = pos + robot.eef_pose().pos - bottom
         return pos
+
+
+def _vec(value: tuple[float, ...] | Ref) -> str:
+    return str(value) if isinstance(value, Ref) else f"[{', '.join(f'{v:g}' for v in value)}]"
 
 
 class MoveTo(RobotLeaf):
@@ -105,7 +111,8 @@ class MoveTo(RobotLeaf):
             return Status.SUCCESS
         self.ticks += 1
         if self.ticks > self.max_steps:
-            return self.fail(UNREACHABLE, f"{error * 100:.1f} cm short after {self.max_steps} steps")
+            return self.fail(UNREACHABLE,
+                             f"{error * 100:.1f} cm short after {self.max_steps} steps")
         if error < self.best - 0.002:
             self.best, self.since_progress = error, 0
         else:

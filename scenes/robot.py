@@ -77,7 +77,7 @@ class Robot(abc.ABC):
 
     @abc.abstractmethod
     def resolve(self, name: str) -> str:
-        """The canonical entity name for a name or alias; `TetherError` when unknown or ambiguous."""
+        """The canonical name for a name or alias; `TetherError` when unknown or ambiguous."""
 
     @abc.abstractmethod
     def start_pose_of(self, name: str) -> Pose:
@@ -89,7 +89,7 @@ class Robot(abc.ABC):
 
     @abc.abstractmethod
     def goal_predicate(self, name: str, args: list[str]) -> bool:
-        """Evaluate one goal predicate (`on`, `in`, `open`, ...) the way the task's success test does."""
+        """Evaluate one goal predicate (`on`, `in`, `open`, ...) as the task's success test does."""
 
     @abc.abstractmethod
     def is_grasped(self, name: str) -> bool:
@@ -159,5 +159,5 @@ class Robot(abc.ABC):
         drot = drot / g.max_rotation * g.gain
         return np.clip(np.concatenate([dpos, drot, [gripper]]), -1.0, 1.0)
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release the simulator or hardware."""
