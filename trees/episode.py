@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import py_trees
@@ -63,14 +64,19 @@ def node_statuses(root: py_trees.behaviour.Behaviour) -> dict[str, str]:
 
 def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int,
                 task: str = "", instruction: str = "", params: dict | None = None,
-                observers: tuple[Callable[[Tick], None], ...] = ()) -> EpisodeResult:
-    """Tick `root` against `robot` until it finishes or `budget` steps have been taken."""
+                observers: tuple[Callable[[Tick], None], ...] = (),
+                memory: Any = None) -> EpisodeResult:
+    """Tick `root` against `robot` until it finishes or `budget` steps have been taken.
+
+    `memory` (a long-term `ExperienceStore`, or None) is handed to every node's `setup`, where
+    the memory nodes pick it up.
+    """
     new_episode(task=task, instruction=instruction, params=params or {},
                 entities=robot.entities())
     tree = py_trees.trees.BehaviourTree(root)
     visitor = py_trees.visitors.SnapshotVisitor()
     tree.add_visitor(visitor)
-    tree.setup(robot=robot)
+    tree.setup(robot=robot, memory=memory)
     ticks = 0
     while robot.steps < budget:
         tree.tick()

@@ -17,15 +17,19 @@ from py_trees.common import OneShotPolicy, ParallelPolicy
 
 from behaviours.conditions import Check, Guard
 from behaviours.leaf import Ref, deref
+from behaviours.memory import Remember, Retrieve
 from behaviours.primitives import MoveTo, Release, Rotate, SetGripper, Wait
 from behaviours.sim_timeout import SimTimeout
+from blackboard.retrieval import DEFAULT_QUERY
 from trees.values import (
     ANY,
     BOOL,
     ERROR_CODE,
     FLOAT,
     KEY_TYPE,
+    MAPPING,
     REF,
+    STR,
     TARGET,
     Choice,
     Float,
@@ -195,6 +199,25 @@ register(NodeType(
     "`${/key}` copies that key's value at run time.", _set,
     params={"key": Spec(KEY_TYPE), "value": Spec(ANY)},
     label=lambda p: f"set {p['key']} = {p['value']}"))
+
+register(NodeType(
+    "retrieve", LEAF, "Search long-term memory (top `k` per partition at similarity >= "
+    "`threshold`) with the rendered `query`; write /memory/retrieved, /memory/advice and "
+    "/memory/params/NAME for every NAME in `defaults`. SUCCESS in the same tick.",
+    lambda name, query, k, threshold, defaults: Retrieve(
+        name, query=query, k=k, threshold=threshold, defaults=defaults),
+    params={"query": Spec(STR, DEFAULT_QUERY, "text with ${/key} placeholders"),
+            "k": Spec(Int(1), 3, "hits per partition"),
+            "threshold": Spec(Float(-1.0), 0.8, "minimum cosine similarity of a hit"),
+            "defaults": Spec(MAPPING, {}, "parameters memory may choose, with their defaults")},
+    label=lambda p: f"retrieve {', '.join(p['defaults']) or 'memory'}"))
+register(NodeType(
+    "remember", LEAF, "Add a note (`${/key}` placeholders filled in) to the episode's "
+    "short-term event log; `boundary` closes the current segment. SUCCESS in the same tick.",
+    lambda name, note, boundary: Remember(name, note=note, boundary=boundary),
+    params={"note": Spec(STR, doc="the text"),
+            "boundary": Spec(BOOL, False, "the note ends a sub-task (compression folds here)")},
+    primary="note", label=lambda p: f"remember {p['note'][:30]}"))
 
 SUBTREE = "subtree"
 ALL_NODE_NAMES = sorted([*NODE_TYPES, SUBTREE])

@@ -114,10 +114,30 @@ class Choice(Type):
         return value
 
 
+class Mapping(Type):
+    """A mapping of names (identifiers) to plain values."""
+
+    name = "mapping"
+
+    def convert(self, value: Any, ctx: Context) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise Invalid(f"expected a mapping of names to values, got {_describe(value)}")
+        for key in value:
+            if not isinstance(key, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key):
+                raise Invalid(f"expected names (letters, digits, _) as keys, got {_describe(key)}")
+        return plain(value)
+
+
 class Vec3(Type):
+    """Three numbers; `${/key}` reads a vector from the blackboard at run time."""
+
     name = "vec3"
 
-    def convert(self, value: Any, ctx: Context) -> tuple[float, float, float]:
+    def convert(self, value: Any, ctx: Context) -> tuple[float, float, float] | Ref:
+        if isinstance(value, Ref):
+            return value
+        if isinstance(value, str) and (m := REF.match(value)):
+            return Ref(m.group(1))
         if (not isinstance(value, list | tuple) or len(value) != 3
                 or any(isinstance(v, bool) or not isinstance(v, int | float) for v in value)):
             raise Invalid(f"expected a list of 3 numbers [x, y, z], got {_describe(value)}")
@@ -200,4 +220,5 @@ def plain(value: Any) -> Any:
 
 INT, FLOAT, BOOL, STR, VEC3 = Int(), Float(), Bool(), Str(), Vec3()
 ENTITY, KEY_TYPE, ERROR_CODE, TARGET, ANY = Entity(), Key(), ErrorCode(), TargetType(), Type()
+MAPPING = Mapping()
 PARAM_TYPES: dict[str, Type] = {t.name: t for t in (INT, FLOAT, BOOL, STR, VEC3, ENTITY)}

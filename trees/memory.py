@@ -1,0 +1,93 @@
+"""The executive's side of memory: the event recorder, the store a run uses, consolidation.
+
+- `EventRecorder` is a tick observer that writes the short-term event log
+  (`blackboard.events`): an event each time a leaf finishes (SUCCESS/FAILURE after running, or a
+  changed result of an instant leaf), with the error code it wrote; a composite finishing is a
+  sub-task boundary, and a `check` whose result changed is a scene-change boundary.
+- `open_store(spec)` is what `tether run --memory` takes: `none` (memory disabled), `fresh` (an
+  empty store in the run directory) or a path (a named store, created when missing).
+- `remember_episode` builds the `EpisodeRecord` from the blackboard right after an episode and
+  consolidates it into the store (`blackboard.consolidation`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import py_trees
+
+from blackboard.consolidation import ConsolidationReport, EpisodeRecord, consolidate
+from blackboard.episode import storage
+from blackboard.events import Event, event_log
+from blackboard.retrieval import ADVICE_KEY, memory_params
+from blackboard.store import ExperienceStore
+from scenes.robot import Robot
+from trees.episode import EpisodeResult, Tick
+
+Status = py_trees.common.Status
+DONE = (Status.SUCCESS, Status.FAILURE)
+NO_MEMORY, FRESH = "none", "fresh"
+STORE_NAME = "memory.db"
+
+
+def open_store(spec: str | Path | None, run_dir: Path) -> ExperienceStore | None:
+    """The store for `--memory SPEC` (see the module docstring)."""
+    if spec is None or str(spec) == NO_MEMORY:
+        return None
+    return ExperienceStore(run_dir / STORE_NAME if str(spec) == FRESH else Path(spec))
+
+
+def describe(node: py_trees.behaviour.Behaviour) -> str:
+    """What a node acts on, for an event's `args` (its target, predicate, ...)."""
+    for attr in ("target", "call", "yaw", "steps"):
+        if hasattr(node, attr):
+            return str(getattr(node, attr))
+    return ""
+
+
+class EventRecorder:
+    """A tick observer that writes /memory/events (see the module docstring)."""
+
+    def __init__(self, robot: Robot):
+        self.robot = robot
+        self.last: dict[object, Status] = {}
+        self.seen_errors = 0
+
+    def __call__(self, tick: Tick) -> None:
+        history = storage().get("/errors/history", [])
+        fresh = {e["node"]: e["code"] for e in history[self.seen_errors:]}
+        self.seen_errors = len(history)
+        log = event_log()
+        previous, self.last = self.last, {n.id: n.status for n in tick.visited}
+        for node in tick.visited:
+            status = node.status
+            if status not in DONE or getattr(node, "logs_itself", False):
+                continue
+            before = previous.get(node.id)
+            if before == status:
+                continue  # an instant leaf polled again with the same result
+            composite = isinstance(node, py_trees.composites.Composite)
+            if node.children and not composite:
+                continue  # a decorator repeats its child's outcome
+            changed = getattr(node, "node_type", "") == "check" and before in DONE
+            feedback = node.feedback_message
+            error = fresh.get(node.name) if status == Status.FAILURE else None
+            if error and feedback.startswith(f"{error}: "):
+                feedback = feedback[len(error) + 2:]
+            log.append(Event(
+                step=tick.index - 1, node=node.name,
+                action=getattr(node, "node_type", type(node).__name__.lower()),
+                args=describe(node), outcome=status.value, feedback=feedback, error=error,
+                boundary=composite or changed))
+
+
+def remember_episode(store: ExperienceStore, result: EpisodeResult, *, task: str,
+                     instruction: str, bindings: dict, run_id: str) -> ConsolidationReport:
+    """Consolidate the episode that just ended (its blackboard is still in place)."""
+    bb = storage()
+    record = EpisodeRecord(
+        task=task, instruction=instruction, objects=list(bb.get("/scene/entities", [])),
+        success=result.success, steps=result.steps, ended_by=result.ended_by,
+        errors=list(result.errors), events=list(event_log()), params=memory_params(),
+        advice=dict(bb.get(ADVICE_KEY, {})), bindings=dict(bindings), run_id=run_id)
+    return consolidate(store, record)
