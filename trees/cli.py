@@ -4,6 +4,9 @@
     tether check FILE... [--task SUITE/TASK]                             validate and print trees
     tether tasks [SUITE]                                                 list LIBERO tasks
     tether doctor                                                        check the installation
+    tether view RUN_DIR [--port N] [--host H] [--live]                   replay a run in a browser
+    tether export RUN_DIR -o run.html                                    the replay as one file
+    tether render TREE -o tree.svg|png                                   draw a tree (graphviz)
 
 Exit codes: 0 success, 1 the task failed (run) or a tree has errors (check), 2 usage or input
 errors (printed as one clear message, never a traceback).
@@ -177,6 +180,60 @@ def doctor() -> None:
     except TetherError as exc:
         raise _fail(exc) from None
     out.print(f"LIBERO imports without a prompt; assets: {report.summary()}")
+
+
+@app.command()
+def view(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory (runs/<stamp>-...).")],
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    host: Annotated[str, typer.Option(help="Address to bind; anything but 127.0.0.1 lets other "
+                                           "machines read the run.")] = "127.0.0.1",
+    live: Annotated[bool, typer.Option(help="Follow a run in progress.")] = False,
+) -> None:
+    """Replay a run in the browser: the tree coloured by status, timeline, blackboard, frames."""
+    from trees.viewer.server import LOOPBACK, server
+
+    try:
+        srv = server(run_dir, host=host, port=port, live=live)
+    except TetherError as exc:
+        raise _fail(exc) from None
+    if host != LOOPBACK:
+        err.print(f"[yellow]warning:[/] serving on {host}: anyone who can reach it can read this "
+                  "run", markup=True)
+    out.print(f"tether view: http://{host}:{port}/  (Ctrl-C to stop)")
+    srv.run()
+
+
+@app.command()
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory (runs/<stamp>-...).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")],
+) -> None:
+    """Write one self-contained HTML file that replays the run with no server."""
+    from trees.viewer.page import export_html
+
+    try:
+        size = export_html(run_dir, output)
+    except TetherError as exc:
+        raise _fail(exc) from None
+    out.print(f"wrote {output} ({size / 1e6:.1f} MB); open it in a browser")
+
+
+@app.command()
+def render(
+    tree: Annotated[Path, typer.Argument(help="Tree file (YAML).")],
+    output: Annotated[Path, typer.Option("--output", "-o",
+                                         help="tree.svg, tree.png, tree.pdf or tree.dot")],
+    with_: WithOpt = None,
+) -> None:
+    """Draw a tree file with graphviz (unbound parameters are shown as <name>)."""
+    from trees.render import render_tree
+
+    try:
+        render_tree(tree, output, given=_bindings(with_))
+    except TetherError as exc:
+        raise _fail(exc) from None
+    out.print(f"wrote {output}")
 
 
 def main() -> None:
