@@ -3,9 +3,10 @@
 `Recorder` is handed to `run_episode` as an observer. When created it writes the trace header and
 the tree's structure (each node once: id, parent, name, type, class, parameters, file:line). After
 every tick it writes one `tick` record with only what changed: nodes whose status or feedback
-changed, the nodes visited, blackboard keys written (as `trace.jsonable` values), the robot
-command, and the events of the tick. Camera frames are saved every `frame_every` ticks and at
-every tick with an event, before the tick record that names them.
+changed, the nodes visited (when not the same as the tick before), blackboard keys written (as
+`trace.jsonable` values), the robot command, and the events of the tick. Camera frames are saved
+every `frame_every` ticks and at every tick with an event, before the tick record that names
+them.
 
 Events are derived, not declared: a leaf that starts RUNNING (`start`), a visited leaf that
 finishes (`success` / `failure`), a RUNNING node stopped by its parent (`preempted`, the topmost
@@ -21,6 +22,7 @@ child (`retry`), a selector falling back to a later child after an earlier one f
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +71,20 @@ def describe(node: py_trees.behaviour.Behaviour) -> dict[str, Any]:
     return out
 
 
+def _unchanged(value: Any, last: Any) -> bool:
+    """Whether a blackboard value equals its copy from an earlier tick (cheaply, in C mostly)."""
+    if value is last:
+        return isinstance(value, IMMUTABLE)
+    if type(value) is not type(last):
+        return False
+    if isinstance(value, np.ndarray):
+        return value.shape == last.shape and bool(np.array_equal(value, last))
+    try:
+        return bool(value == last)
+    except (TypeError, ValueError):  # e.g. containers holding arrays
+        return False
+
+
 def _param(value: Any) -> Any:
     if isinstance(value, py_trees.behaviour.Behaviour):
         return value.name
@@ -90,9 +106,14 @@ class Recorder:
         self.status = [Status.INVALID] * len(self.nodes)
         self.feedback = [""] * len(self.nodes)
         self.leaf = [not n.children for n in self.nodes]
+        self.retry = [isinstance(n, py_trees.decorators.Retry) for n in self.nodes]
+        self.in_selector = [p is not None and isinstance(self.nodes[p],
+                                                         py_trees.composites.Selector)
+                            for p in self.parent]
         self.raw: dict[str, Any] = {}
         self.bb: dict[str, Any] = {}
         self.errors = 0
+        self.visited: list[int] = []
         run_dir.mkdir(parents=True, exist_ok=True)
         if frames.cameras:
             (run_dir / FRAMES_DIR).mkdir(exist_ok=True)
@@ -123,7 +144,8 @@ class Recorder:
         tip = self.root.tip()
         if tip is not None and tip.id in self.index:
             record["tip"] = self.index[tip.id]
-        record["visited"] = visited
+        if visited != self.visited:  # left out while the same path is ticked tick after tick
+            record["visited"] = self.visited = visited
         if changes:
             record["changes"] = {str(i): [self.status[i].value, self.feedback[i]]
                                  for i in changes}
@@ -172,15 +194,15 @@ class Recorder:
             if self.leaf[i] and now in FINISHED:
                 events.append({"kind": now.value.lower(), "node": i,
                                "feedback": self.feedback[i]})
-            node = self.nodes[i]
-            if isinstance(node, py_trees.decorators.Retry) and now is Status.RUNNING:
+            if self.retry[i] and now is Status.RUNNING:
+                node = self.nodes[i]
                 child = self.index[node.decorated.id]
                 if child in seen and self.status[child] is Status.FAILURE:
                     events.append({"kind": "retry", "node": i, "failed": child,
                                    "failures": node.failures})
-            p = self.parent[i]
-            if p is not None and isinstance(self.nodes[p], py_trees.composites.Selector) \
-                    and before[i] is not Status.RUNNING and now is not Status.INVALID:
+            if self.in_selector[i] and before[i] is not Status.RUNNING \
+                    and now is not Status.INVALID:
+                p = self.parent[i]
                 siblings = [self.index[c.id] for c in self.nodes[p].children]
                 k = siblings.index(i)
                 failed = [s for s in siblings[:k] if s in seen and self.status[s] is Status.FAILURE]
@@ -198,9 +220,10 @@ class Recorder:
         written: dict[str, Any] = {}
         store = storage()
         for key, value in store.items():
-            if value is self.raw.get(key, MISSING) and isinstance(value, IMMUTABLE):
+            last = self.raw.get(key, MISSING)
+            if last is not MISSING and _unchanged(value, last):
                 continue
-            self.raw[key] = value
+            self.raw[key] = copy.deepcopy(value)  # a list appended to in place differs next tick
             encoded = jsonable(value)
             if encoded != self.bb.get(key, MISSING):
                 self.bb[key] = written[key] = encoded

@@ -34,6 +34,7 @@ FRAMES_DIR = "frames"
 MAX_ITEMS = 32  # lists, dicts and arrays longer than this are summarised
 MAX_TEXT = 2000  # characters of a string (or of a repr) kept
 DIGITS = 5  # significant digits kept of a float
+DECIMALS = 5  # decimals kept of the floats in a small array (actions, poses)
 
 
 def _round(x: float) -> float | str:
@@ -45,7 +46,8 @@ def _round(x: float) -> float | str:
 def jsonable(value: Any, depth: int = 0) -> Any:
     """A JSON-safe rendering of a blackboard value.
 
-    Numbers keep 5 significant digits; numpy arrays with more than 32 elements become
+    Numbers keep 5 significant digits (5 decimals in small float arrays, such as actions and
+    poses); numpy arrays with more than 32 elements become
     `{"array": shape, "dtype", "min", "max", "mean"}`; longer lists and dicts keep their first 32
     items plus `"…": N more`; dataclasses become dicts; other objects their `str()`.
     """
@@ -65,6 +67,8 @@ def jsonable(value: Any, depth: int = 0) -> Any:
                 "min": _round(float(finite.min())), "max": _round(float(finite.max())),
                 "mean": _round(float(finite.mean()))}
             return {"array": list(value.shape), "dtype": str(value.dtype), **stats}
+        if value.dtype.kind == "f" and np.isfinite(value).all():
+            return np.round(value, DECIMALS).tolist()
         return jsonable(value.tolist(), depth)
     if depth > 6:
         return _text(value)

@@ -67,7 +67,8 @@ def scrub(page: Page, tick: int) -> None:
 
 def check_tick(page: Page, records: list[dict], tick: int) -> None:
     expected = statuses_at(records)[tick]
-    shown = page.evaluate("Object.keys(window.tether.T.nodes).map(i => window.tether.shownStatus(+i))")
+    shown = page.evaluate(
+        "Object.keys(window.tether.T.nodes).map(i => window.tether.shownStatus(+i))")
     assert shown == [expected[i] for i in range(len(shown))]
     bb = {}
     for r in records:
@@ -79,7 +80,8 @@ def check_tick(page: Page, records: list[dict], tick: int) -> None:
         k: v for k, v in bb.items() if len(json.dumps(v, separators=(",", ":"))) <= 400}
     changed = {r.get_attribute("data-key") for r in page.locator("#bb-table tr.changed").all()}
     assert changed == set(next(r for r in records if r.get("t") == tick).get("bb", {}))
-    framed = max(r["t"] for r in records if r["k"] == "tick" and r.get("frames") and r["t"] <= tick)
+    framed = max(r["t"] for r in records
+                 if r["k"] == "tick" and r.get("frames") and r["t"] <= tick)
     img = page.locator("#frame-list img")
     assert img.get_attribute("data-tick") == str(framed)
     assert page.evaluate("document.querySelector('#frame-list img').naturalWidth") == 128
@@ -164,7 +166,8 @@ def test_server_binds_loopback_and_refuses_paths_outside_the_run(run_dir, tmp_pa
     with Background(run_dir) as url:
         assert urllib.parse.urlsplit(url).hostname == "127.0.0.1"
         assert raw_get(url, "/run/" + TRACE_NAME) == 200
-        first_frame = next(r for r in read_trace(run_dir) if r["k"] == "tick" and r.get("frames"))["frames"]["top"]
+        first_frame = next(r["frames"]["top"] for r in read_trace(run_dir)
+                           if r["k"] == "tick" and r.get("frames"))
         assert raw_get(url, "/run/" + first_frame) == 200
         for path in ("/run/../secret.txt", "/run/%2e%2e/secret.txt", "/run/..%2fsecret.txt",
                      "/run/frames/../../secret.txt", "/static/../../recorder.py",
@@ -187,3 +190,29 @@ def test_render_draws_a_tree_file(tmp_path):
     result = CliRunner().invoke(app, ["render", str(LIBRARY / "pick_place.yaml"), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "<svg" in out.read_text() and "grasp attempt" in out.read_text()
+
+
+@pytest.mark.slow
+def test_a_libero_run_with_frames_replays_in_the_viewer(browser, tmp_path):
+    from trees.compiler import LIBRARY
+    from trees.recorder import FrameSettings
+    from trees.run import run
+
+    cameras = ("agentview", "robot0_eye_in_hand")
+    record = run(LIBRARY / "pick_place.yaml", "libero_goal/8", init_state=0, runs=tmp_path,
+                 frames=FrameSettings(cameras=cameras, every=20))
+    run_dir = Path(record.run_dir)
+    records = read_trace(run_dir)
+    assert records[-1]["k"] == "end" and records[-1]["success"] == record.result.success
+    framed = [r for r in records if r["k"] == "tick" and r.get("frames")]
+    assert framed and all(set(r["frames"]) == set(cameras) for r in framed)
+    with Background(run_dir) as url:
+        page = open_page(browser, url)
+        marked = [r["t"] for r in records if r["k"] == "tick" and any(
+            e["kind"] in ("failure", "error", "recovery") for e in r.get("events", []))]
+        tick = marked[0] if marked else framed[len(framed) // 2]["t"]
+        scrub(page, tick)
+        check_tick(page, records, tick)
+        assert page.locator("#frame-list img").count() == 2
+        page.screenshot(path=str(ARTIFACTS / "viewer_libero.png"))
+        page.close()

@@ -48,6 +48,7 @@
   }
 
   function addTick(r) {
+    if (!r.visited) r.visited = T.ticks.length ? T.ticks[T.ticks.length - 1].visited : [];
     T.ticks.push(r);
     const t = r.t;
     for (const id in r.changes || {}) {
