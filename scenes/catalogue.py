@@ -1,8 +1,17 @@
-"""The task catalogue: LIBERO's four standard suites; a task is `SUITE/TASK_NAME` or `SUITE/INDEX`.
+"""The task catalogue: LIBERO's four standard suites, tether's own tasks and any BDDL file.
 
-A task is one BDDL problem with its language instruction and 50 recorded initial states. The
-catalogue reads LIBERO's own benchmark registry (`libero.libero.benchmark.get_benchmark_dict()`),
-so names, order and files are exactly LIBERO's; tether never renames a task.
+A task is one BDDL problem with its language instruction and its initial states. It is
+addressed as `SUITE/TASK_NAME` or `SUITE/INDEX`, or by the path of a LIBERO-format BDDL file:
+- LIBERO's suites (`libero_spatial`, `libero_object`, `libero_goal`, `libero_10`) come from its
+  own benchmark registry (`libero.libero.benchmark.get_benchmark_dict()`), so names, order and
+  files are exactly LIBERO's, each with 50 recorded initial states; tether never renames a task.
+- The `tether` suite is tether's own tasks in LIBERO's format (`scenes/tasks/*.bddl`) with a
+  sidecar (`scenes/tasks/tasks.yaml`): what each tests, several phrasings of its instruction
+  and aliases for its entities.
+- A path (`--task my_task.bddl`) is checked by `scenes.bddl` first, so anything tether does not
+  understand in it is a located error.
+Tasks without recorded states are *sampled*: initial state k is LIBERO's own placement at reset
+under seed k (objects in their `:init` regions, fixtures and joints as its samplers draw them).
 
     task = get_task("libero_goal/put_the_bowl_on_the_plate")   # or "libero_goal/8"
     task.bddl_file, task.language, task.init_states()[0]
@@ -26,37 +35,63 @@ import numpy as np
 from scenes.errors import TetherError, did_you_mean
 
 SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
+OWN_SUITE = "tether"
+FILE_SUITE = "file"
+ALL_SUITES = (*SUITES, OWN_SUITE)
+OWN_TASKS = Path(__file__).parent / "tasks"
+SAMPLED_INIT_STATES = 50
 
 
 @dataclass(frozen=True)
 class Task:
-    """One LIBERO task: where it sits in its suite and the files that define it."""
+    """One task: where it sits in its suite and the files that define it.
+
+    `init_states_file` is None for a sampled task; `instructions` are phrasings of `language`,
+    `aliases` extra names for entities (alias -> canonical), `kind` what the task tests.
+    """
 
     suite: str
     index: int
     name: str
     language: str
     bddl_file: Path
-    init_states_file: Path
+    init_states_file: Path | None
+    instructions: tuple[str, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()
+    kind: str = ""
 
     @property
     def id(self) -> str:
         """The canonical address, `SUITE/TASK_NAME`."""
         return f"{self.suite}/{self.name}"
 
+    @property
+    def sampled(self) -> bool:
+        """Whether initial states are drawn by LIBERO's placement at reset (no recorded ones)."""
+        return self.init_states_file is None
+
+    @property
+    def num_init_states(self) -> int:
+        return SAMPLED_INIT_STATES if self.sampled else len(self.init_states())
+
     def init_states(self) -> np.ndarray:
         """The recorded initial MuJoCo states, one flattened state per row (50 per task)."""
         import torch
+
+        if self.init_states_file is None:
+            raise TetherError(f"{self.id} has no recorded initial states; they are sampled")
 
         return np.asarray(torch.load(self.init_states_file, weights_only=False))
 
 
 @functools.cache
 def suite_tasks(suite: str) -> tuple[Task, ...]:
-    """The tasks of one suite, in LIBERO's order (task order 0)."""
+    """The tasks of one suite, in LIBERO's order (task order 0); tether's in name order."""
+    if suite == OWN_SUITE:
+        return own_tasks()
     if suite not in SUITES:
-        raise TetherError(f"unknown suite '{suite}'{did_you_mean(suite, SUITES)}; "
-                          f"suites are {', '.join(SUITES)}")
+        raise TetherError(f"unknown suite '{suite}'{did_you_mean(suite, ALL_SUITES)}; "
+                          f"suites are {', '.join(ALL_SUITES)}")
     from scenes.libero_setup import import_libero
 
     LL = import_libero()
@@ -79,6 +114,36 @@ def suite_tasks(suite: str) -> tuple[Task, ...]:
     )
 
 
+@functools.cache
+def own_tasks() -> tuple[Task, ...]:
+    """tether's own tasks: every `scenes/tasks/*.bddl`, described by `tasks.yaml`."""
+    import yaml
+
+    sidecar = yaml.safe_load((OWN_TASKS / "tasks.yaml").read_text()) or {}
+    files = sorted(OWN_TASKS.glob("*.bddl"))
+    missing = sorted({f.stem for f in files} ^ set(sidecar))
+    if missing:
+        raise TetherError(f"{OWN_TASKS / 'tasks.yaml'} and the .bddl files disagree about "
+                          f"{', '.join(missing)}")
+    return tuple(_file_task(f, OWN_SUITE, i, sidecar[f.stem]) for i, f in enumerate(files))
+
+
+def _file_task(path: Path, suite: str, index: int, meta: dict | None = None) -> Task:
+    from scenes.bddl import read_problem
+
+    problem = read_problem(path)
+    meta = meta or {}
+    instructions = tuple(meta.get("instructions") or (problem.language,))
+    return Task(suite=suite, index=index, name=path.stem, language=problem.language,
+                bddl_file=path.resolve(), init_states_file=None, instructions=instructions,
+                aliases=tuple((meta.get("aliases") or {}).items()), kind=meta.get("kind", ""))
+
+
+def task_from_file(path: Path | str) -> Task:
+    """A task from any LIBERO-format BDDL file; its initial states are sampled."""
+    return _file_task(Path(path), FILE_SUITE, 0)
+
+
 def list_tasks(suites: Iterable[str] = SUITES) -> list[Task]:
     """Every task of `suites`, suite by suite."""
     return [task for suite in suites for task in suite_tasks(suite)]
@@ -89,11 +154,14 @@ def _normalise(name: str) -> str:
 
 
 def get_task(spec: str) -> Task:
-    """The task addressed by `SUITE/TASK_NAME` or `SUITE/INDEX`."""
+    """The task addressed by `SUITE/TASK_NAME`, `SUITE/INDEX` or a BDDL file's path."""
+    if spec.strip().endswith(".bddl") or Path(spec).is_file():
+        return task_from_file(spec.strip())
     suite, sep, rest = spec.strip().partition("/")
     if not sep or not rest:
         raise TetherError(
-            f"task '{spec}' is not SUITE/TASK_NAME or SUITE/INDEX (e.g. 'libero_goal/8')"
+            f"task '{spec}' is not SUITE/TASK_NAME, SUITE/INDEX (e.g. 'libero_goal/8') or the "
+            "path of a .bddl file"
         )
     tasks = suite_tasks(suite)
     if rest.isdigit():
@@ -109,5 +177,5 @@ def get_task(spec: str) -> Task:
             return task
     hint = did_you_mean(rest, [t.name for t in tasks])
     raise TetherError(
-        f"suite '{suite}' has no task '{rest}'{hint}; `tether tasks` lists them"
+        f"suite '{suite}' has no task '{rest}'{hint}; `tether scenes list` lists them"
     )

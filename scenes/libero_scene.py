@@ -90,7 +90,8 @@ class LiberoScene(Robot):
         self.cameras = tuple(cameras)
         self.settle_steps = settle_steps
         self.control_dt = 1.0 / control_freq
-        self._init_states = self.task.init_states()
+        self._init_states = None if self.task.sampled else self.task.init_states()
+        self._aliases = {a.lower(): c for a, c in self.task.aliases}
         self.init_state, self.seed = init_state, seed
         self._check_init_state(init_state)
         try:
@@ -123,7 +124,7 @@ class LiberoScene(Robot):
     # --- episode ---------------------------------------------------------------------------
     @property
     def num_init_states(self) -> int:
-        return len(self._init_states)
+        return self.task.num_init_states if self._init_states is None else len(self._init_states)
 
     def _check_init_state(self, index: int) -> None:
         if not 0 <= index < self.num_init_states:
@@ -132,13 +133,16 @@ class LiberoScene(Robot):
             )
 
     def reset(self, init_state: int | None = None, seed: int | None = None) -> None:
-        """Start a new episode from recorded state `init_state` (default: the current one)."""
+        """Start a new episode from initial state `init_state` (default: the current one).
+
+        A sampled task's initial state k is LIBERO's placement at reset under seed k.
+        """
         self._check_init_state(self.init_state if init_state is None else init_state)
         self.init_state = self.init_state if init_state is None else init_state
         self.seed = self.seed if seed is None else seed
-        self._env.seed(self.seed)
+        self._env.seed(self.init_state if self._init_states is None else self.seed)
         self._env.reset()
-        self._obs = self._env.set_init_state(self._init_states[self.init_state])
+        self._obs = self._start_state()
         for _ in range(self.settle_steps):
             self._obs = self._env.step(NOOP)[0]
         self.steps = 0
@@ -146,6 +150,12 @@ class LiberoScene(Robot):
         self._gripper = OPEN
         self._index_model()
         self._start = {name: self.pose_of(name) for name in self._entities}
+
+    def _start_state(self) -> dict[str, Any]:
+        """Load the episode's initial state after the env's reset; returns the observation."""
+        if self._init_states is None:
+            return self._env.regenerate_obs_from_state(self._env.get_sim_state())
+        return self._env.set_init_state(self._init_states[self.init_state])
 
     def _index_model(self) -> None:
         """Look up MuJoCo ids for every entity (a hard reset rebuilds the model)."""
@@ -178,7 +188,8 @@ class LiberoScene(Robot):
         return list(self._entities)
 
     def resolve(self, name: str) -> str:
-        return resolve_alias(name, self._entities)
+        alias = self._aliases.get(" ".join(name.lower().split()))
+        return alias if alias is not None else resolve_alias(name, self._entities)
 
     def _canonical(self, name: str) -> str:
         return name if name in self._bodies or name in self._sites else self.resolve(name)

@@ -46,8 +46,8 @@ def test_init_states_load_with_torch_weights_only_false():
         ("libero_gol/1", "unknown suite 'libero_gol' (did you mean 'libero_goal'?)"),
         ("libero_goal/put_the_bowl_on_plate", "did you mean 'put_the_bowl_on_the_plate'"),
         ("libero_goal/10", "tasks 0..9, not 10"),
-        ("put_the_bowl_on_the_plate", "not SUITE/TASK_NAME or SUITE/INDEX"),
-        ("libero_goal/", "not SUITE/TASK_NAME or SUITE/INDEX"),
+        ("put_the_bowl_on_the_plate", "not SUITE/TASK_NAME, SUITE/INDEX"),
+        ("libero_goal/", "not SUITE/TASK_NAME, SUITE/INDEX"),
     ],
 )
 def test_unknown_suites_and_tasks_raise_tether_errors_with_a_hint(spec, message):
