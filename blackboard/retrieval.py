@@ -31,6 +31,15 @@ DEFAULT_QUERY = key_text("${/task/instruction}", ["${/scene/entities}"])
 MIN_CONFIDENCE = 0.3
 
 
+def _plain(value: Any) -> Any:
+    """Tuples as lists (recursively), so a value compares equal to its JSON round trip."""
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 def _same(a: Any, b: Any) -> bool:
     """Parameter values compare equal (lists and tuples alike, floats to 1e-9)."""
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
@@ -71,7 +80,7 @@ def retrieve(store: ExperienceStore | None, query: str, *, k: int, threshold: fl
     bb[RETRIEVED_KEY] = {"query": query, **{
         p: [{**h.experience.brief(), "similarity": round(h.similarity, 4)}
             for h in hits.get(p, [])] for p in PARTITIONS}}
-    advice = advise(hits, defaults)
+    advice = advise(hits, {name: _plain(v) for name, v in defaults.items()})
     bb[ADVICE_KEY] = advice
     for name, chosen in advice.items():
         bb[PARAMS_PREFIX + name] = chosen["value"]

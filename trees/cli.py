@@ -7,6 +7,7 @@
     tether view RUN_DIR [--port N] [--host H] [--live]                   replay a run in a browser
     tether export RUN_DIR -o run.html                                    the replay as one file
     tether render TREE -o tree.svg|png                                   draw a tree (graphviz)
+    tether memory list|search|show|stats|export|import|rebuild-index     the long-term store
 
 Exit codes: 0 success, 1 the task failed (run) or a tree has errors (check), 2 usage or input
 errors (printed as one clear message, never a traceback).
@@ -24,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from scenes.errors import TetherError
+from trees.memory_cli import memory_app
 
 app = typer.Typer(
     name="tether", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -32,6 +34,7 @@ app = typer.Typer(
 )
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+app.add_typer(memory_app)
 
 WithOpt = Annotated[list[str] | None, typer.Option(
     "--with", "-w", metavar="KEY=VALUE",
@@ -71,6 +74,10 @@ def run(
     frame_every: Annotated[int, typer.Option(
         min=0, help="Save camera frames (agentview and wrist, 128 px) every N ticks and at every "
                     "event; 0: no frames.")] = 20,
+    memory: Annotated[str | None, typer.Option(
+        metavar="PATH|fresh|none", help="Long-term memory store: a file (created when missing), "
+        "'fresh' (a new store in the run directory) or 'none' (memory off). Default: "
+        "RUNS/memory.db.")] = None,
 ) -> None:
     """Run one episode of TREE on a LIBERO task and report the result.
 
@@ -92,7 +99,7 @@ def run(
         record = run_tree(tree, task, seed=seed, init_state=init_state, given=_bindings(with_),
                           budget=budget, runs=runs, display=display,
                           record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
-                          if frame_every else FrameSettings())
+                          if frame_every else FrameSettings(), memory=memory)
     except TetherError as exc:
         raise _fail(exc) from None
     r = record.result
@@ -104,6 +111,11 @@ def run(
         out.print(f"  error {e['code']} at step {e['step']} in '{e['node']}': {e['message']}")
     files = "result.json, tree.txt" + (", trace.jsonl" if record_trace else "")
     out.print(f"  run files: {record.run_dir}/  ({files})")
+    if record.memory:
+        m = record.memory
+        out.print(f"  memory: {'merged into' if m['merged'] else 'stored as'} {m['partition']} "
+                  f"{m['id']} in {m['store']}" + (f"; rule {m['rule']}" if m["rule"] else "")
+                  + (f"; corrected {len(m['corrected'])} failure(s)" if m["corrected"] else ""))
     if record_trace:
         out.print(f"  replay it: tether view {record.run_dir}")
     raise typer.Exit(0 if r.success else 1)

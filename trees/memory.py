@@ -7,7 +7,8 @@
 - `open_store(spec)` is what `tether run --memory` takes: `none` (memory disabled), `fresh` (an
   empty store in the run directory) or a path (a named store, created when missing).
 - `remember_episode` builds the `EpisodeRecord` from the blackboard right after an episode and
-  consolidates it into the store (`blackboard.consolidation`).
+  consolidates it into the store (`blackboard.consolidation`); `practice` runs a tree for one
+  episode on a given robot (e.g. a kinematic scene) with memory, then consolidates.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from blackboard.events import Event, event_log
 from blackboard.retrieval import ADVICE_KEY, memory_params
 from blackboard.store import ExperienceStore
 from scenes.robot import Robot
-from trees.episode import EpisodeResult, Tick
+from trees.compiler import compile_tree, goal_bindings, read_tree_file
+from trees.episode import EpisodeResult, Tick, run_episode
 
 Status = py_trees.common.Status
 DONE = (Status.SUCCESS, Status.FAILURE)
@@ -91,3 +93,19 @@ def remember_episode(store: ExperienceStore, result: EpisodeResult, *, task: str
         errors=list(result.errors), events=list(event_log()), params=memory_params(),
         advice=dict(bb.get(ADVICE_KEY, {})), bindings=dict(bindings), run_id=run_id)
     return consolidate(store, record)
+
+
+def practice(tree: Path | str, robot: Robot, store: ExperienceStore | None, *, task: str,
+             instruction: str, budget: int = 1000,
+             run_id: str = "") -> tuple[EpisodeResult, ConsolidationReport | None]:
+    """One episode of `tree` on `robot` (params bound from its goal) with memory `store` (None:
+    memory off), consolidated into the store afterwards."""
+    compiled = compile_tree(tree, goal_bindings(read_tree_file(Path(tree)), robot.goal()),
+                            resolve=robot.resolve)
+    result = run_episode(compiled.root, robot, budget=budget, task=task, instruction=instruction,
+                         params=compiled.bindings, observers=(EventRecorder(robot),),
+                         memory=store)
+    if store is None:
+        return result, None
+    return result, remember_episode(store, result, task=task, instruction=instruction,
+                                    bindings=compiled.bindings, run_id=run_id)

@@ -5,7 +5,8 @@ The tree's params are bound from `--with KEY=VALUE`, then from the task's goal (
 is compiled against the scene's object names, and one episode is ticked. The run directory gets
 `result.json` (the outcome), `tree.txt` (the final tree with every node's status) and, unless
 recording is off, the trace (`trace.jsonl` and camera frames under `frames/`, see docs/trace.md)
-that `tether view` replays.
+that `tether view` replays. Unless memory is off (`memory="none"`), the episode's nodes see the
+long-term store and the episode is consolidated into it when it ends (docs/memory.md).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from scenes.catalogue import get_task
 from scenes.errors import TetherError
 from trees.compiler import compile_tree, goal_bindings, read_tree_file
 from trees.episode import EpisodeResult, Tick, run_episode
+from trees.memory import EventRecorder, open_store, remember_episode
 from trees.recorder import FrameSettings, Recorder
 
 DEFAULT_BUDGET = 1000
@@ -45,6 +47,7 @@ class RunRecord:
     result: EpisodeResult
     wall_seconds: float
     run_dir: str
+    memory: dict[str, Any] | None = None  # the store used and what consolidation did
 
 
 def run_dir_for(runs: Path, tree: Path, task: str, seed: int) -> Path:
@@ -61,10 +64,13 @@ def run_dir_for(runs: Path, tree: Path, task: str, seed: int) -> Path:
 def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = None,
         given: dict[str, Any] | None = None, budget: int = DEFAULT_BUDGET,
         runs: Path | str = "runs", record: bool = True, frames: FrameSettings = DEFAULT_FRAMES,
+        memory: str | Path | None = None,
         display: Callable[[py_trees.behaviour.Behaviour, Any], Any] | None = None) -> RunRecord:
     """Run `tree` once on `task`; `display(root, robot)` may return a context-managed observer.
 
     With `record` the run's trace is written as it goes, with camera frames as `frames` says.
+    `memory` is the long-term store: a path, `fresh` (a new one in the run directory), `none`
+    (off), or None for `RUNS/memory.db`.
     """
     from scenes.libero_scene import LiberoScene
 
@@ -85,7 +91,9 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
             "tree": str(tree), "task": entry.id, "instruction": entry.language,
             "init_state": index, "seed": seed, "budget": budget,
             "params": {k: str(v) for k, v in compiled.bindings.items()}}) if record else None
-        observers: list[Callable[[Tick], None]] = [recorder] if recorder else []
+        store = open_store(runs / "memory.db" if memory is None else memory, out)
+        observers: list[Callable[[Tick], None]] = [EventRecorder(scene)]
+        observers += [recorder] if recorder else []
         view = display(compiled.root, scene) if display else None
         try:
             if view is not None:
@@ -93,7 +101,7 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
                 observers.append(view)
             result = run_episode(compiled.root, scene, budget=budget, task=entry.id,
                                  instruction=entry.language, params=compiled.bindings,
-                                 observers=tuple(observers))
+                                 observers=tuple(observers), memory=store)
         except BaseException as exc:
             if recorder is not None:
                 recorder.finish(aborted=f"{type(exc).__name__}: {exc}")
@@ -103,6 +111,12 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
                 view.__exit__(None, None, None)
         if recorder is not None:
             recorder.finish(result)
+        consolidated = None
+        if store is not None:
+            report = remember_episode(store, result, task=entry.id, instruction=entry.language,
+                                      bindings=compiled.bindings, run_id=out.name)
+            consolidated = {"store": str(store.path), **asdict(report)}
+            store.close()
     finally:
         scene.close()
     (out / "tree.txt").write_text(py_trees.display.unicode_tree(compiled.root, show_status=True)
@@ -110,7 +124,8 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
     record = RunRecord(tree=str(tree), task=entry.id, instruction=entry.language,
                        init_state=index, seed=seed,
                        params={k: str(v) for k, v in compiled.bindings.items()}, result=result,
-                       wall_seconds=round(time.perf_counter() - wall, 2), run_dir=str(out))
+                       wall_seconds=round(time.perf_counter() - wall, 2), run_dir=str(out),
+                       memory=consolidated)
     (out / "result.json").write_text(json.dumps(asdict(record), indent=2) + "\n",
                                      encoding="utf-8")
     return record
