@@ -31,11 +31,15 @@ StoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The store file.")
 DEFAULT_STORE = Path("runs/memory.db")
 
 
-def _open(path: Path, *, create: bool = False):
+def _open(path: Path, *, create_with: str | None = None):
+    """Open the store at `path`; only with `create_with` (an embedder name) may it be new."""
     from blackboard.store import ExperienceStore
 
-    if not create and not path.is_file():
-        raise TetherError(f"no memory store at {path} (tether run creates one; or pass --store)")
+    if not path.is_file():
+        if create_with is None:
+            raise TetherError(f"no memory store at {path} (tether run creates one; or pass "
+                              "--store)")
+        return ExperienceStore(path, create_with)
     return ExperienceStore(path)
 
 
@@ -128,10 +132,13 @@ def export(file: Annotated[Path, typer.Argument(help="JSON-lines file to write."
 
 @memory_app.command("import")
 def import_(file: Annotated[Path, typer.Argument(help="A file written by `export`.")],
-            store: StoreOpt = DEFAULT_STORE) -> None:
+            store: StoreOpt = DEFAULT_STORE,
+            embedder: Annotated[str, typer.Option(
+                help="Embedder of a store created by this import (minilm or hashing).")] = "minilm",
+            ) -> None:
     """Add the entries of an export file whose ids are new (creating the store if needed)."""
     def body() -> None:
-        added, skipped = _open(store, create=True).import_(file)
+        added, skipped = _open(store, create_with=embedder).import_(file)
         out.print(f"imported {added} entries into {store} ({skipped} already there)")
     _guard(body)
 
