@@ -37,7 +37,11 @@ class Cameras:
             self.close()
             self._model = model
         if size not in self._renderers:
-            self._renderers[size] = mujoco.Renderer(model, height=size[0], width=size[1])
+            try:
+                self._renderers[size] = mujoco.Renderer(model, height=size[0], width=size[1])
+            except mujoco.FatalError as exc:
+                raise TetherError(f"cannot render camera frames ({exc}); without a display, "
+                                  "set MUJOCO_GL=egl (or osmesa)") from None
         renderer = self._renderers[size]
         try:
             renderer.update_scene(data, camera=camera)

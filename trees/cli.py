@@ -15,6 +15,7 @@ errors (printed as one clear message, never a traceback).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -249,6 +250,8 @@ def render(
 
 
 def main() -> None:
+    if sys.platform == "linux":  # headless by default: MuJoCo renders camera frames through EGL
+        os.environ.setdefault("MUJOCO_GL", "egl")
     try:
         app()
     except KeyboardInterrupt:

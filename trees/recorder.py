@@ -12,7 +12,8 @@ Events are derived, not declared: a leaf that starts RUNNING (`start`), a visite
 finishes (`success` / `failure`), a RUNNING node stopped by its parent (`preempted`, the topmost
 one only), a new entry in /errors/history (`error`), a retry decorator re-running its failed
 child (`retry`), a selector falling back to a later child after an earlier one failed
-(`recovery`), and what leaves `emit` (`blackboard.trace_events`, e.g. `vla_chunk`).
+(`recovery`), and what leaves `emit` (`blackboard.trace_events`, e.g. `vla_chunk`). When the
+scene cannot render (no display and no EGL), frames stop with a `frames_off` event.
 
     recorder = Recorder(run_dir, root, robot, meta={"task": ...}, frame_every=10,
                         cameras=("agentview",))
@@ -33,6 +34,7 @@ import py_trees
 
 from blackboard import trace_events
 from blackboard.episode import storage
+from scenes.errors import TetherError
 from scenes.robot import Robot
 from trees.episode import EpisodeResult, Tick
 from trees.trace import FORMAT, FRAMES_DIR, TRACE_NAME, TraceFile, jsonable
@@ -238,7 +240,12 @@ class Recorder:
 
         saved = {}
         for camera in self.frames.cameras:
-            image = self.robot.render(camera, self.frames.size)
+            try:
+                image = self.robot.render(camera, self.frames.size)
+            except TetherError as exc:  # no frames is better than no run: say so in the trace
+                self.frames = FrameSettings()
+                trace_events.emit("frames_off", "recorder", reason=str(exc))
+                return saved
             if image is None:
                 continue
             name = f"{FRAMES_DIR}/t{index:06d}-{camera}.jpg"
