@@ -42,7 +42,10 @@ WithOpt = Annotated[list[str] | None, typer.Option(
     help="Bind a tree parameter (repeatable); overrides what the task's goal binds.")]
 TaskOpt = Annotated[str, typer.Option(
     "--task", "-t", metavar="SUITE/TASK",
-    help="A LIBERO task as SUITE/TASK_NAME or SUITE/INDEX (see `tether tasks`).")]
+    help="A task as SUITE/TASK_NAME, SUITE/INDEX or a .bddl file (see `tether scenes list`).")]
+PerturbOpt = Annotated[list[str] | None, typer.Option(
+    "--perturb", "-p", metavar="KIND[:k=v,...]",
+    help="Apply a perturbation (repeatable, applied in order; see `tether scenes list`).")]
 
 
 def _fail(exc: TetherError) -> typer.Exit:
@@ -79,6 +82,7 @@ def run(
         metavar="PATH|fresh|none", help="Long-term memory store: a file (created when missing), "
         "'fresh' (a new store in the run directory) or 'none' (memory off). Default: "
         "RUNS/memory.db.")] = None,
+    perturb: PerturbOpt = None,
 ) -> None:
     """Run one episode of TREE on a LIBERO task and report the result.
 
@@ -100,12 +104,15 @@ def run(
         record = run_tree(tree, task, seed=seed, init_state=init_state, given=_bindings(with_),
                           budget=budget, runs=runs, display=display,
                           record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
-                          if frame_every else FrameSettings(), memory=memory)
+                          if frame_every else FrameSettings(), memory=memory,
+                          perturb=perturb or ())
     except TetherError as exc:
         raise _fail(exc) from None
     r = record.result
     verdict = "[bold green]SUCCESS[/]" if r.success else "[bold red]FAILURE[/]"
     out.print(f"{verdict}  task {record.task} (init state {record.init_state})", markup=True)
+    if record.perturbations:
+        out.print(f"  perturbed by {', '.join(record.perturbations)}: \"{record.instruction}\"")
     out.print(f"  tree {r.tree_status} ({'finished' if r.ended_by == 'tree' else 'budget spent'}),"
               f" {r.steps} steps, {r.sim_time:.2f} s simulated, {record.wall_seconds:.1f} s wall")
     for e in r.errors[-3:]:

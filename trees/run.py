@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ class RunRecord:
     wall_seconds: float
     run_dir: str
     memory: dict[str, Any] | None = None  # the store used and what consolidation did
+    perturbations: tuple[str, ...] = ()  # the specs applied (docs/perturbations.md)
 
 
 def run_dir_for(runs: Path, tree: Path, task: str, seed: int) -> Path:
@@ -64,31 +65,34 @@ def run_dir_for(runs: Path, tree: Path, task: str, seed: int) -> Path:
 def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = None,
         given: dict[str, Any] | None = None, budget: int = DEFAULT_BUDGET,
         runs: Path | str = "runs", record: bool = True, frames: FrameSettings = DEFAULT_FRAMES,
-        memory: str | Path | None = None,
+        memory: str | Path | None = None, perturb: Sequence[str] = (),
         display: Callable[[py_trees.behaviour.Behaviour, Any], Any] | None = None) -> RunRecord:
     """Run `tree` once on `task`; `display(root, robot)` may return a context-managed observer.
 
     With `record` the run's trace is written as it goes, with camera frames as `frames` says.
     `memory` is the long-term store: a path, `fresh` (a new one in the run directory), `none`
-    (off), or None for `RUNS/memory.db`.
+    (off), or None for `RUNS/memory.db`. `perturb` are perturbation specs (`KIND[:k=v,...]`);
+    the instruction the tree and memory see is the perturbed one.
     """
-    from scenes.libero_scene import LiberoScene
+    from scenes.perturbations import build, open_scene
 
     tree, runs = Path(tree), Path(runs)
     entry = get_task(task)
     tf = read_tree_file(tree)  # fail fast on a malformed tree, before the scene loads
+    perturbations = [build(spec) for spec in perturb]
     index = seed % 50 if init_state is None else init_state
     if not 0 <= index < 50:
         raise TetherError(f"--init-state must be in 0..49, got {index}")
     wall = time.perf_counter()
-    scene = LiberoScene(entry, init_state=index, seed=seed)
+    scene = open_scene(entry, perturbations, init_state=index, seed=seed)
+    instruction = scene.task.language
     try:
         params = {**goal_bindings(tf, scene.goal()), **(given or {})}
         compiled = compile_tree(tree, params, resolve=scene.resolve)
         out = run_dir_for(runs, tree, entry.id, seed)
         out.mkdir(parents=True)
         recorder = Recorder(out, compiled.root, scene, frames=frames, meta={
-            "tree": str(tree), "task": entry.id, "instruction": entry.language,
+            "tree": str(tree), "task": entry.id, "instruction": instruction,
             "init_state": index, "seed": seed, "budget": budget,
             "params": {k: str(v) for k, v in compiled.bindings.items()}}) if record else None
         store = open_store(runs / "memory.db" if memory is None else memory, out)
@@ -100,7 +104,7 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
                 view.__enter__()
                 observers.append(view)
             result = run_episode(compiled.root, scene, budget=budget, task=entry.id,
-                                 instruction=entry.language, params=compiled.bindings,
+                                 instruction=instruction, params=compiled.bindings,
                                  observers=tuple(observers), memory=store)
         except BaseException as exc:
             if recorder is not None:
@@ -113,7 +117,7 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
             recorder.finish(result)
         consolidated = None
         if store is not None:
-            report = remember_episode(store, result, task=entry.id, instruction=entry.language,
+            report = remember_episode(store, result, task=entry.id, instruction=instruction,
                                       bindings=compiled.bindings, run_id=out.name)
             consolidated = {"store": str(store.path), **asdict(report)}
             store.close()
@@ -121,11 +125,12 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
         scene.close()
     (out / "tree.txt").write_text(py_trees.display.unicode_tree(compiled.root, show_status=True)
                                   + "\n", encoding="utf-8")
-    record = RunRecord(tree=str(tree), task=entry.id, instruction=entry.language,
+    record = RunRecord(tree=str(tree), task=entry.id, instruction=instruction,
                        init_state=index, seed=seed,
                        params={k: str(v) for k, v in compiled.bindings.items()}, result=result,
                        wall_seconds=round(time.perf_counter() - wall, 2), run_dir=str(out),
-                       memory=consolidated)
+                       memory=consolidated,
+                       perturbations=tuple(str(p) for p in perturbations))
     (out / "result.json").write_text(json.dumps(asdict(record), indent=2) + "\n",
                                      encoding="utf-8")
     return record

@@ -1,0 +1,178 @@
+"""`PerturbedScene`: a `LiberoScene` whose task, initial state and run are perturbed.
+
+Construction applies the scene-stage perturbations to the task's BDDL problem and instruction,
+writes the edited problem to a cache file (named by its content, so identical perturbed tasks
+share it) and opens LIBERO on that file. Each reset loads the initial state, then runs every
+`on_reset` hook, then settles. Each step passes the action through `on_action` hooks and then
+runs `after_step` hooks; `pose_of` passes poses through `perceive` hooks (success tests use
+LIBERO's own object states and are never perturbed).
+
+Recorded initial states of LIBERO tasks survive added objects: a recorded state is copied joint
+by joint in model order into the perturbed model, skipping the joints of objects the
+perturbations added, which keep LIBERO's seeded placement from the reset.
+
+    scene = open_scene("libero_goal/8", [build("position_swap")], init_state=0, seed=3)
+    scene.task.language, scene.pose_of("plate").pos
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from scenes.bddl import Problem, read_problem
+from scenes.catalogue import Task, get_task
+from scenes.errors import TetherError
+from scenes.libero_scene import LiberoScene
+from scenes.libero_setup import tether_libero_dir
+from scenes.perturbations.base import RESET, RUN, SCENE, Perturbation, rng_for
+from scenes.robot import Pose
+
+_JOINT_SIZES = {0: (7, 6), 1: (4, 3), 2: (1, 1), 3: (1, 1)}  # free, ball, slide, hinge
+
+
+def perturb_task(task: Task, perturbations: Sequence[Perturbation], seed: int
+                 ) -> tuple[Task, Problem, Problem]:
+    """The perturbed task (new BDDL file and instruction), the original and the edited problem."""
+    original = read_problem(task.bddl_file)
+    problem = original.copy(language=task.language)
+    for i, p in enumerate(perturbations):
+        problem = p.edit_problem(problem, rng_for(seed, i, p.name, SCENE))
+    text = problem.language
+    for i, p in enumerate(perturbations):
+        text = p.edit_instruction(text, problem, rng_for(seed, i, p.name, SCENE + "-text"))
+    problem = problem.copy(language=text)
+    bddl = problem.to_bddl()
+    digest = hashlib.sha1(bddl.encode()).hexdigest()[:12]
+    path = tether_libero_dir() / "perturbed" / f"{task.bddl_file.stem}-{digest}.bddl"
+    if not path.is_file():
+        problem.write(path)
+    return dataclasses.replace(task, bddl_file=path, language=text), original, problem
+
+
+class PerturbedScene(LiberoScene):
+    """A LIBERO scene with perturbations applied at every stage (see the module docstring)."""
+
+    def __init__(self, task: Task | str, perturbations: Sequence[Perturbation],
+                 init_state: int = 0, seed: int = 0, **kwargs: Any) -> None:
+        base = get_task(task) if isinstance(task, str) else task
+        self.perturbations = tuple(perturbations)
+        self.base_task = base
+        perturbed, self.original_problem, self.problem = perturb_task(base, perturbations, seed)
+        self._added = [n for n in self.problem.object_names()
+                       if n not in self.original_problem.object_names()]
+        self._run_rngs: list[np.random.Generator] = []
+        self.perturbation_state: dict[str, dict] = {}  # per-episode state of run-time kinds
+        super().__init__(perturbed, init_state=init_state, seed=seed, **kwargs)
+
+    @property
+    def instruction(self) -> str:
+        return self.task.language
+
+    def added_objects(self) -> list[str]:
+        """Objects the perturbations added to the task (distractors, copies, occluders)."""
+        return list(self._added)
+
+    # --- reset -----------------------------------------------------------------------------
+    def _start_state(self) -> dict[str, Any]:
+        if self._init_states is not None and self._added:
+            state = self._transplant(self._init_states[self.init_state])
+            self._env.set_init_state(state)
+        else:
+            super()._start_state()
+        self._index_model()
+        for i, p in enumerate(self.perturbations):
+            p.on_reset(self, rng_for(self.seed, i, p.name, f"{RESET}-{self.init_state}"))
+        self._run_rngs = [rng_for(self.seed, i, p.name, f"{RUN}-{self.init_state}")
+                          for i, p in enumerate(self.perturbations)]
+        sim = self._env.env.sim
+        sim.forward()
+        return self._env.regenerate_obs_from_state(self._env.get_sim_state())
+
+    def _transplant(self, recorded: np.ndarray) -> np.ndarray:
+        """The recorded state laid into the perturbed model, skipping the added objects' joints."""
+        model = self._env.env.sim.model._model
+        current = self._env.get_sim_state()
+        nq = model.nq
+        qpos, qvel = current[1:1 + nq].copy(), current[1 + nq:].copy()
+        added = {f"{name}_joint0" for name in self._added}
+        old_q, old_v = [], []
+        for j in range(model.njnt):
+            if model.joint(j).name in added:
+                continue
+            dq, dv = _JOINT_SIZES[int(model.jnt_type[j])]
+            old_q.append((int(model.jnt_qposadr[j]), dq))
+            old_v.append((int(model.jnt_dofadr[j]), dv))
+        old_nq, old_nv = sum(d for _, d in old_q), sum(d for _, d in old_v)
+        if len(recorded) != 1 + old_nq + old_nv:
+            raise TetherError(
+                f"{self.base_task.id}: recorded state has {len(recorded)} numbers, the scene "
+                f"without the added objects expects {1 + old_nq + old_nv}; a perturbation "
+                "removed or reordered objects")
+        src = 1
+        for adr, d in old_q:
+            qpos[adr:adr + d] = recorded[src:src + d]
+            src += d
+        for adr, d in old_v:
+            qvel[adr:adr + d] = recorded[src:src + d]
+            src += d
+        return np.concatenate([[recorded[0]], qpos, qvel])
+
+    # --- helpers for hooks -----------------------------------------------------------------
+    @property
+    def model(self):
+        return self._env.env.sim.model._model
+
+    @property
+    def data(self):
+        return self._data
+
+    def true_pose_of(self, name: str) -> Pose:
+        """The unperturbed pose (perception hooks change only what `pose_of` reports)."""
+        return super().pose_of(name)
+
+    def set_object_position(self, name: str, pos: np.ndarray) -> None:
+        """Teleport a movable object (its free joint) to `pos`, keeping its orientation, at rest."""
+        name = self._canonical(name)
+        if name not in self._env.env.objects_dict:
+            raise TetherError(f"'{name}' is not a movable object")
+        joint = self.model.joint(f"{name}_joint0")
+        adr, dof = int(joint.qposadr[0]), int(joint.dofadr[0])
+        self._data.qpos[adr:adr + 3] = pos
+        self._data.qvel[dof:dof + 6] = 0.0
+
+    def movable_objects(self) -> list[str]:
+        return list(self._env.env.objects_dict)
+
+    def goal_object(self) -> str:
+        """The object the first goal literal moves (or the only argument of a unary goal)."""
+        return self.problem.goal[0][1]
+
+    # --- run time --------------------------------------------------------------------------
+    def _apply(self, action: np.ndarray) -> None:
+        for p, rng in zip(self.perturbations, self._run_rngs, strict=True):
+            action = p.on_action(self, action, rng)
+        super()._apply(np.clip(action, -1.0, 1.0))
+        for p, rng in zip(self.perturbations, self._run_rngs, strict=True):
+            p.after_step(self, rng)
+
+    def pose_of(self, name: str) -> Pose:
+        name = self._canonical(name)
+        pose = super().pose_of(name)
+        for i, p in enumerate(self.perturbations):
+            # perception is deterministic per (episode, entity): its own generator per name
+            pose = p.perceive(name, pose, rng_for(self.seed, i, p.name,
+                                                  f"perceive-{self.init_state}-{name}"))
+        return pose
+
+
+def open_scene(task: Task | str, perturbations: Sequence[Perturbation] = (), init_state: int = 0,
+               seed: int = 0, **kwargs: Any) -> LiberoScene:
+    """A `LiberoScene`, perturbed when `perturbations` is not empty."""
+    if perturbations:
+        return PerturbedScene(task, perturbations, init_state=init_state, seed=seed, **kwargs)
+    return LiberoScene(task, init_state=init_state, seed=seed, **kwargs)
