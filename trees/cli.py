@@ -27,6 +27,7 @@ from rich.table import Table
 
 from scenes.errors import TetherError
 from trees.memory_cli import memory_app
+from trees.scenes_cli import scenes_app
 
 app = typer.Typer(
     name="tether", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -36,6 +37,7 @@ app = typer.Typer(
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 app.add_typer(memory_app)
+app.add_typer(scenes_app)
 
 WithOpt = Annotated[list[str] | None, typer.Option(
     "--with", "-w", metavar="KEY=VALUE",

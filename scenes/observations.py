@@ -1,0 +1,120 @@
+"""Camera observations of a scene: RGB, depth and per-object segmentation, rendered on demand.
+
+Nothing is rendered unless asked: a scene steps without any renderer (the cheapest run), and a
+consumer (a policy adapter, a perception leaf, `tether scenes show`) calls `Observer.observe`
+when it needs a picture. Rendering is MuJoCo's offscreen OpenGL (EGL on a headless CPU machine:
+`MUJOCO_GL=egl`), only the visual geoms (robosuite's collision geoms, group 0, are hidden).
+
+    observer = Observer(scene)
+    view = observer.observe("agentview", size=(128, 128), depth=True, segmentation=True)
+    view.rgb            # (h, w, 3) uint8, upright
+    view.depth          # (h, w) float32, metres from the camera plane
+    view.masks["akita_black_bowl_1"]   # (h, w) bool: privileged perception
+    view.poses["akita_black_bowl_1"]   # its Pose (what the scene reports)
+    observer.close()
+
+Segmentation is by entity: every geom is credited to the object or fixture whose body it hangs
+from; masks are returned for entities with at least one visible pixel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scenes.errors import TetherError, did_you_mean
+from scenes.robot import Pose
+
+if TYPE_CHECKING:
+    import mujoco
+
+    from scenes.libero_scene import LiberoScene
+
+CAMERAS = ("agentview", "robot0_eye_in_hand")
+
+
+@dataclass
+class CameraView:
+    """One camera's picture at one step."""
+
+    camera: str
+    rgb: np.ndarray | None = None
+    depth: np.ndarray | None = None
+    masks: dict[str, np.ndarray] = field(default_factory=dict)
+    poses: dict[str, Pose] = field(default_factory=dict)
+
+
+class Observer:
+    """Renders a `LiberoScene`'s cameras when asked; renderers are kept per image size."""
+
+    def __init__(self, scene: LiberoScene) -> None:
+        self.scene = scene
+        self._model: mujoco.MjModel | None = None
+        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        self._geom_entity: np.ndarray | None = None
+        self._names: list[str] = []
+
+    def _prepare(self, size: tuple[int, int]) -> mujoco.Renderer:
+        import mujoco
+
+        model = self.scene._env.env.sim.model._model
+        if model is not self._model:  # a hard reset rebuilt the model
+            self.close()
+            self._model = model
+            self._index_geoms(model)
+        if size not in self._renderers:
+            self._renderers[size] = mujoco.Renderer(model, height=size[0], width=size[1])
+        return self._renderers[size]
+
+    def _index_geoms(self, model: mujoco.MjModel) -> None:
+        roots = {body: i for i, (_, body) in enumerate(self.scene._bodies.items())}
+        self._names = list(self.scene._bodies)
+        owner = np.full(model.ngeom, -1)
+        for g in range(model.ngeom):
+            b = int(model.geom_bodyid[g])
+            while b != 0 and b not in roots:
+                b = int(model.body_parentid[b])
+            owner[g] = roots.get(b, -1)
+        self._geom_entity = owner
+
+    def observe(self, camera: str, size: tuple[int, int] = (128, 128), *, rgb: bool = True,
+                depth: bool = False, segmentation: bool = False) -> CameraView:
+        """Render what `camera` sees now: the requested channels only."""
+        import mujoco
+
+        renderer = self._prepare(size)
+        data = self.scene._data
+        names = [self._model.camera(i).name for i in range(self._model.ncam)]
+        if camera not in names:
+            raise TetherError(f"no camera '{camera}'{did_you_mean(camera, names)}; this scene "
+                              f"has {', '.join(names)}")
+        option = mujoco.MjvOption()
+        option.geomgroup[0] = 0  # robosuite's collision geoms
+        view = CameraView(camera)
+        renderer.update_scene(data, camera=camera, scene_option=option)
+        if rgb:
+            view.rgb = renderer.render().copy()
+        if depth:
+            renderer.enable_depth_rendering()
+            view.depth = renderer.render().astype(np.float32)
+            renderer.disable_depth_rendering()
+        if segmentation:
+            renderer.enable_segmentation_rendering()
+            seg = renderer.render()
+            renderer.disable_segmentation_rendering()
+            ids, types = seg[..., 0], seg[..., 1]
+            geom = np.where(types == int(mujoco.mjtObj.mjOBJ_GEOM), ids, -1)
+            entity = np.where(geom >= 0, self._geom_entity[np.clip(geom, 0, None)], -1)
+            for i in np.unique(entity[entity >= 0]):
+                name = self._names[int(i)]
+                view.masks[name] = entity == i
+                view.poses[name] = self.scene.pose_of(name)
+        return view
+
+    def close(self) -> None:
+        for renderer in self._renderers.values():
+            renderer.close()
+        self._renderers.clear()
+        self._model = None

@@ -1,0 +1,35 @@
+"""`scenes.observations`: RGB, depth and per-object masks rendered only when asked."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scenes.errors import TetherError
+
+
+@pytest.mark.slow
+def test_rgb_depth_and_masks_with_poses_per_object_name():
+    from scenes.libero_scene import LiberoScene
+    from scenes.observations import Observer
+
+    scene = LiberoScene("tether/put_the_middle_bowl_on_the_plate", init_state=0, seed=0)
+    observer = Observer(scene)
+    try:
+        view = observer.observe("agentview", (96, 96), depth=True, segmentation=True)
+        assert view.rgb.shape == (96, 96, 3) and view.rgb.dtype == np.uint8
+        assert view.depth.shape == (96, 96) and 0.3 < float(np.median(view.depth)) < 5.0
+        bowls = [f"akita_black_bowl_{i}" for i in (1, 2, 3)]
+        assert set(bowls) | {"plate_1"} <= set(view.masks)
+        assert all(view.masks[b].sum() > 10 for b in bowls)
+        assert not (view.masks["akita_black_bowl_1"] & view.masks["akita_black_bowl_2"]).any()
+        assert np.allclose(view.poses["akita_black_bowl_2"].pos,
+                           scene.pose_of("akita_black_bowl_2").pos)
+        # the bowl is nearer the agent-view camera than the table behind it
+        wrist = observer.observe("robot0_eye_in_hand", (64, 64), rgb=True)
+        assert wrist.depth is None and not wrist.masks
+        with pytest.raises(TetherError, match="did you mean 'agentview'"):
+            observer.observe("agentveiw")
+    finally:
+        observer.close()
+        scene.close()
