@@ -36,12 +36,17 @@ class Event:
     boundary: bool = False
 
     def render(self) -> str:
-        """`At step k, NODE (ACTION ARGS) succeeded|failed [with CODE]: FEEDBACK.`"""
+        """`At step k, NODE (ACTION ARGS) succeeded|failed [with CODE]: FEEDBACK.`
+
+        The parenthesis is left out when the node's name already says it (an unnamed node is
+        named by its label, e.g. `check grasped(bowl)`).
+        """
         if self.outcome == "NOTE":
             return f"At step {self.step}, note: {self.args}."
         what = self.action if not self.args else f"{self.action} {self.args}"
         verb = OUTCOME_WORDS.get(self.outcome, self.outcome)
-        text = f"At step {self.step}, {self.node} ({what}) {verb}"
+        said = what in self.node or self.node == self.action  # an unnamed node's label
+        text = f"At step {self.step}, {self.node}{'' if said else f' ({what})'} {verb}"
         if self.error:
             text += f" with {self.error}"
         return text + (f": {self.feedback}." if self.feedback else ".")

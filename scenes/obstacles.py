@@ -39,11 +39,13 @@ SHELF_TASK = "kinematic/put_the_cream_cheese_under_the_shelf_on_the_plate"
 SHELF_INSTRUCTION = "put the cream cheese on the plate"
 
 
-def shelf_scene(seed: int = 0, *, sides_blocked: tuple[str, ...] = ()) -> ObstacleScene:
+def shelf_scene(seed: int = 0, *, sides_blocked: tuple[str, ...] = (),
+                shelf: bool = True) -> ObstacleScene:
     """A cream cheese box under a shelf (so a top-down approach is blocked) and a plate.
 
     The box's position varies with `seed` (a few cm); `sides_blocked` (`-x`, `+x`, `-y`, `+y`)
-    adds walls beside the box, blocking side approaches too. The goal is on(cheese, plate).
+    adds walls beside the box, blocking side approaches too; `shelf=False` leaves the box in the
+    open (the control case). The goal is on(cheese, plate).
     """
     rng = np.random.default_rng(seed)
     x, y = 0.2 + rng.uniform(-0.03, 0.03), rng.uniform(-0.03, 0.03)
@@ -51,7 +53,7 @@ def shelf_scene(seed: int = 0, *, sides_blocked: tuple[str, ...] = ()) -> Obstac
              "+x": ("wall_plus_x", [x + 0.06, y, 0.04], [0.005, 0.06, 0.04]),
              "-y": ("wall_minus_y", [x, y - 0.06, 0.04], [0.06, 0.005, 0.04]),
              "+y": ("wall_plus_y", [x, y + 0.06, 0.04], [0.06, 0.005, 0.04])}
-    obstacles = {"shelf_1": ([x, y, 0.09], [0.05, 0.06, 0.01])}
+    obstacles = {"shelf_1": ([x, y, 0.09], [0.05, 0.06, 0.01])} if shelf else {}
     for side in sides_blocked:
         name, centre, half = walls[side]
         obstacles[name] = (centre, half)

@@ -54,16 +54,24 @@ class EventRecorder:
         self.robot = robot
         self.last: dict[object, Status] = {}
         self.seen_errors = 0
+        self.logged = 0  # events in the log after the previous tick
 
     def __call__(self, tick: Tick) -> None:
         history = storage().get("/errors/history", [])
         fresh = {e["node"]: e["code"] for e in history[self.seen_errors:]}
         self.seen_errors = len(history)
         log = event_log()
+        notes: dict[str, list[Event]] = {}  # written by `remember` nodes during this tick
+        for note in log[self.logged:]:
+            notes.setdefault(note.node, []).append(note)
+        del log[self.logged:]
         previous, self.last = self.last, {n.id: n.status for n in tick.visited}
         for node in tick.visited:
             status = node.status
-            if status not in DONE or getattr(node, "logs_itself", False):
+            if getattr(node, "logs_itself", False):
+                log.extend(notes.pop(node.name, []))  # in tick order among the other events
+                continue
+            if status not in DONE:
                 continue
             before = previous.get(node.id)
             if before == status:
@@ -81,6 +89,8 @@ class EventRecorder:
                 action=getattr(node, "node_type", type(node).__name__.lower()),
                 args=describe(node), outcome=status.value, feedback=feedback, error=error,
                 boundary=composite or changed))
+        log.extend(note for left in notes.values() for note in left)
+        self.logged = len(log)
 
 
 def remember_episode(store: ExperienceStore, result: EpisodeResult, *, task: str,
