@@ -20,6 +20,8 @@ from behaviours.leaf import Ref, deref
 from behaviours.memory import Remember, Retrieve
 from behaviours.primitives import MoveTo, Release, Rotate, SetGripper, Wait
 from behaviours.sim_timeout import SimTimeout
+from behaviours.stuck import StuckConfig
+from behaviours.vla import VLA
 from blackboard.retrieval import DEFAULT_QUERY
 from trees.values import (
     ANY,
@@ -218,6 +220,30 @@ register(NodeType(
     params={"note": Spec(STR, doc="the text"),
             "boundary": Spec(BOOL, False, "the note ends a sub-task (compression folds here)")},
     primary="note", label=lambda p: f"remember {p['note'][:30]}"))
+
+register(NodeType(
+    "vla", LEAF, "Run a learned policy (named in the policies registry) in chunks, one action per "
+    "tick, until the stop `predicate` holds. FAILURE with BUDGET_EXHAUSTED after `max_steps` "
+    "actions or `max_chunks` chunks (continued up to `continue_steps` more while the robot still "
+    "moves), STUCK when the stuck detector fires, POLICY_ERROR when the policy raises or returns "
+    "NaN/inf (never executed).",
+    lambda name, call, policy, instruction, max_steps, max_chunks, n_action_steps,
+    continue_steps, stuck: VLA(
+        name, policy=policy, instruction=instruction, stop=call, max_steps=max_steps,
+        max_chunks=max_chunks, n_action_steps=n_action_steps, continue_steps=continue_steps,
+        stuck=StuckConfig() if stuck else None),
+    params={"policy": Spec(STR, doc="a named policy (`grasp_act`, `expert`, or one from "
+                           "`--policies FILE`)"),
+            "instruction": Spec(STR, "${/task/instruction}", "what the policy is told; "
+                                "`${/key}` placeholders are filled in when a chunk is requested"),
+            "max_steps": Spec(Int(1), 200, "budget in actions"),
+            "max_chunks": Spec(Int(1), None, "budget in chunks (default: none)"),
+            "n_action_steps": Spec(Int(1), None, "actions executed per chunk (default: all)"),
+            "continue_steps": Spec(Int(0), 40, "extra actions allowed past the budget while "
+                                   "the robot keeps moving"),
+            "stuck": Spec(BOOL, True, "fail with STUCK when the last 8 actions barely move or "
+                          "oscillate")},
+    predicate=True, label=lambda p: f"vla {p['policy']} until {p['call']}"))
 
 SUBTREE = "subtree"
 ALL_NODE_NAMES = sorted([*NODE_TYPES, SUBTREE])
