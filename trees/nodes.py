@@ -19,6 +19,7 @@ from behaviours.conditions import Check, Guard
 from behaviours.leaf import Ref, deref
 from behaviours.memory import Remember, Retrieve
 from behaviours.primitives import MoveTo, Release, Rotate, SetGripper, Wait
+from behaviours.recovery import ErrorIs, Replan
 from behaviours.sim_timeout import SimTimeout
 from behaviours.stuck import StuckConfig
 from behaviours.vla import VLA
@@ -244,6 +245,19 @@ register(NodeType(
             "stuck": Spec(BOOL, True, "fail with STUCK when the last 8 actions barely move or "
                           "oscillate")},
     predicate=True, label=lambda p: f"vla {p['policy']} until {p['call']}"))
+
+register(NodeType(
+    "error_is", LEAF, "SUCCESS when the last recorded error has code `code`, else FAILURE; a "
+    "recovery branch starts with it to handle only its error. Never RUNNING.",
+    lambda name, code: ErrorIs(name, (code,)), params={"code": Spec(ERROR_CODE)},
+    primary="code", label=lambda p: f"error is {p['code']}"))
+register(NodeType(
+    "replan", LEAF, "Ask the planner again (with the errors and the event log) and run the plan "
+    "it returns, up to `attempts` plans; FAILURE (BUDGET_EXHAUSTED) when they are used up or no "
+    "planner was given (`tether do` gives one).",
+    lambda name, attempts: Replan(name, attempts),
+    params={"attempts": Spec(Int(1), 1, "plans to ask for")}, primary="attempts",
+    label=lambda p: f"replan x{p['attempts']}"))
 
 SUBTREE = "subtree"
 ALL_NODE_NAMES = sorted([*NODE_TYPES, SUBTREE])
