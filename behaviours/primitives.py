@@ -28,8 +28,9 @@ class Target:
     """Where `move_to` goes: a world point, a point relative to an entity, or to the start pose.
 
     Exactly one of `world`, `object` or `relative` is set. For an entity, `at` picks its `center`
-    (body origin), `top` or `bottom` (of its bounding box, above/below the origin) or `grasp`
-    (where the fingers close on it, see `scenes.grasps`), and `offset` is added in the world
+    (body origin), `top` or `bottom` (of its bounding box, above/below the origin), `grasp` or
+    `grasp_x` (where fingers closing along world y, or x, close on it: see `scenes.grasps`),
+    and `offset` is added in the world
     frame. `relative` is an offset from where the end effector was when the node started. `offset`
     and `relative` may be `Ref`s to a blackboard key holding [x, y, z] (e.g. an approach offset
     memory chose), read each time the position is computed. With
@@ -61,8 +62,9 @@ class Target:
             return start + np.asarray(deref(self.relative), dtype=float)
         name = deref(self.object)
         pos = robot.pose_of(name).pos.copy()
-        if self.at == "grasp":
-            pos = grasp_point(name, *robot.extent_of(name))
+        if self.at in ("grasp", "grasp_x"):
+            axis = "x" if self.at == "grasp_x" else "y"
+            pos = grasp_point(name, *robot.extent_of(name), axis=axis)
         elif self.at != "center":
             low, high = robot.extent_of(name)
             pos[2] = high[2] if self.at == "top" else low[2]
@@ -83,10 +85,15 @@ class MoveTo(RobotLeaf):
 
     Tick contract: each tick re-reads the target (so a moving object is followed) and commands a
     P-controlled step toward it with the gripper as last commanded. SUCCESS once within
-    `tolerance` m (no command that tick). FAILURE with UNREACHABLE after `max_steps` ticks, or with
-    STUCK when the distance has not shrunk by 2 mm over `stuck_steps` ticks. The orientation is
-    the one the end effector had when the node started, turned to `yaw` (rad, world) if given.
+    `tolerance` m (and, when `yaw` is given, within YAW_TOLERANCE of it; no command that tick).
+    FAILURE with UNREACHABLE after `max_steps` ticks, or with STUCK when the remaining distance
+    (a radian of turn counting as 5 cm) has not shrunk by 2 mm over `stuck_steps` ticks. The
+    orientation is the one the end effector had when the node started, turned to `yaw` (rad,
+    world) if given.
     """
+
+    YAW_TOLERANCE = 0.05  # rad
+    METRES_PER_RADIAN = 0.05
 
     def __init__(self, name: str, target: Target, *, tolerance: float, max_steps: int,
                  stuck_steps: int, yaw: float | None):
@@ -104,17 +111,24 @@ class MoveTo(RobotLeaf):
         self.ticks, self.best, self.since_progress = 0, np.inf, 0
 
     def update(self) -> Status:
+        here = self.robot.eef_pose()
         goal = self.target.position(self.robot, self.start)
-        error = float(np.linalg.norm(goal - self.robot.eef_pose().pos))
-        self.feedback_message = f"{error * 100:.1f} cm to go"
-        if error <= self.tolerance:
+        error = float(np.linalg.norm(goal - here.pos))
+        turn = 0.0
+        if self.yaw is not None:
+            turn = float((Rotation.from_quat(self.quat)
+                          * Rotation.from_quat(here.quat).inv()).magnitude())
+        self.feedback_message = f"{error * 100:.1f} cm to go" + (
+            f", {np.degrees(turn):.0f} deg to turn" if turn > self.YAW_TOLERANCE else "")
+        if error <= self.tolerance and turn <= self.YAW_TOLERANCE:
             return Status.SUCCESS
         self.ticks += 1
         if self.ticks > self.max_steps:
             return self.fail(UNREACHABLE,
                              f"{error * 100:.1f} cm short after {self.max_steps} steps")
-        if error < self.best - 0.002:
-            self.best, self.since_progress = error, 0
+        remaining = error + self.METRES_PER_RADIAN * turn
+        if remaining < self.best - 0.002:
+            self.best, self.since_progress = remaining, 0
         else:
             self.since_progress += 1
             if self.since_progress >= self.stuck_steps:

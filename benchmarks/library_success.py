@@ -4,7 +4,8 @@
     python benchmarks/library_success.py --tasks libero_goal/8 --init-states 20
 
 Each episode is a full `tether run` (scene reset to the init state, tree compiled against it,
-ticked until it finishes or the budget is spent); success is LIBERO's own goal test.
+ticked until it finishes or the budget is spent) with its trace but no camera frames and no
+long-term memory, so episodes are independent; success is LIBERO's own goal test.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rich.table import Table
 from tqdm import tqdm
 
 from scenes.catalogue import get_task, suite_tasks
+from trees.recorder import FrameSettings
 from trees.run import run
 
 DEFAULT = [("libero_goal/put_the_bowl_on_the_plate", 20)] + [
@@ -43,7 +45,8 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as runs:
         for task, k in tqdm(episodes, desc="episodes", unit="ep"):
-            rec = run(args.tree, task, seed=k, init_state=k, runs=runs)
+            rec = run(args.tree, task, seed=k, init_state=k, runs=runs, frames=FrameSettings(),
+                      memory="none")
             r = rec.result
             rows.append({"task": task, "init_state": k, "success": r.success, "steps": r.steps,
                          "errors": [e["code"] for e in r.errors], "wall": rec.wall_seconds})

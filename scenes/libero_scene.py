@@ -34,8 +34,9 @@ down; policy adapters flip them the way their training data was).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import mujoco
 import numpy as np
 
 from scenes.aliases import resolve as resolve_alias
@@ -44,9 +45,6 @@ from scenes.catalogue import Task, get_task
 from scenes.errors import TetherError, did_you_mean
 from scenes.extents import BodyExtents
 from scenes.robot import OPEN, Pose, Robot
-
-if TYPE_CHECKING:
-    import mujoco
 
 NOOP = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
 # LIBERO spells these without the underscore; tether's predicate registry with it.
@@ -59,8 +57,6 @@ def _xyzw(wxyz: np.ndarray) -> np.ndarray:
 
 
 def _mat_to_xyzw(mat: np.ndarray) -> np.ndarray:
-    import mujoco
-
     wxyz = np.empty(4)
     mujoco.mju_mat2Quat(wxyz, np.asarray(mat, dtype=float).reshape(9))
     return _xyzw(wxyz)
@@ -168,6 +164,10 @@ class LiberoScene(Robot):
         self._sites = {n: model.site(n).id for n in e.object_sites_dict}
         self._entities = [*self._bodies, *self._sites]
         self._extents = BodyExtents(model, self._bodies)
+        robot_bodies = [b for b in range(model.nbody)
+                        if (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or "")
+                        .startswith(("robot0_", "gripper0_", "mount0_"))]
+        self._robot_geoms = set(np.flatnonzero(np.isin(model.geom_bodyid, robot_bodies)).tolist())
 
     # --- what the world looks like ---------------------------------------------------------
     @property
@@ -237,6 +237,24 @@ class LiberoScene(Robot):
         if model is None:
             raise TetherError(f"'{name}' is a region; only objects and fixtures can be grasped")
         return bool(e._check_grasp(gripper=self._robot.gripper, object_geoms=model))
+
+    def clear_from_above(self, points: list[np.ndarray], *, ignore: str) -> bool:
+        """Cast a ray down onto each point through collision geometry (geom group 0), skipping
+        the robot's geoms and `ignore`'s; any other hit before the point means no room."""
+        model, data = self._env.env.sim.model._model, self._data
+        skip = set(self._extents.geoms.get(self._canonical(ignore), ())) | self._robot_geoms
+        groups = np.array([1, 0, 0, 0, 0, 0], dtype=np.uint8)
+        down, hit = np.array([0.0, 0.0, -1.0]), np.zeros(1, dtype=np.int32)
+        for point in points:
+            start, left = np.asarray(point, float) + [0, 0, self.CLEARANCE], self.CLEARANCE
+            while left > 0:
+                dist = mujoco.mj_ray(model, data, start, down, groups, 1, -1, hit)
+                if dist < 0 or dist > left:
+                    break
+                if int(hit[0]) not in skip:
+                    return False
+                start, left = start + (dist + 1e-4) * down, left - dist - 1e-4
+        return True
 
     def observe(self) -> dict:
         obs = super().observe()

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scenes.grasps import finger_probes, grasp_point
+
 if TYPE_CHECKING:
     from scenes.robot import Robot
 
@@ -87,6 +89,18 @@ def lifted(robot: Robot, object: str, height: float) -> bool:
 )
 def near(robot: Robot, object: str, target: str, distance: float) -> bool:
     return float(np.linalg.norm(robot.position(object) - robot.position(target))) <= distance
+
+
+@register(
+    "grasp_clear",
+    (OBJECT, Param("yaw", NUMBER, 0.0)),
+    "the open fingers can come straight down onto `object`'s grasp point with the wrist at `yaw` "
+    "(0: fingers closing along world y, pi/2: along x) without touching anything else.",
+)
+def grasp_clear(robot: Robot, object: str, yaw: float) -> bool:
+    axis = "x" if abs(np.sin(yaw)) > 0.7 else "y"
+    point = grasp_point(object, *robot.extent_of(object), axis=axis)
+    return robot.clear_from_above(finger_probes(point, axis), ignore=object)
 
 
 @register("gripper_open", (), "the gripper was last commanded open and its fingers are apart.")

@@ -46,6 +46,8 @@ class ServoGains:
 class Robot(abc.ABC):
     """A manipulator in a scene, stepped one control period at a time."""
 
+    CLEARANCE = 0.12  # how far above a point `clear_from_above` looks (m)
+
     control_dt: float = 0.05
     gains = ServoGains()
 
@@ -94,6 +96,11 @@ class Robot(abc.ABC):
     @abc.abstractmethod
     def is_grasped(self, name: str) -> bool:
         """Whether the gripper holds the object (both fingers in contact with it)."""
+
+    def clear_from_above(self, points: list[np.ndarray], *, ignore: str) -> bool:
+        """Whether something can come straight down onto each point (from `CLEARANCE` m above)
+        touching nothing but entity `ignore` and the robot. Scenes without geometry say yes."""
+        return True
 
     def success(self) -> bool:
         """The task's own success test: every goal literal holds."""

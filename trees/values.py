@@ -180,6 +180,9 @@ class ErrorCode(Type):
         return value
 
 
+AT = Choice("center", "top", "bottom", "grasp", "grasp_x")
+
+
 class TargetType(Type):
     """`[x, y, z]`, `{object, offset, at, carrying}` or `{relative: [dx, dy, dz]}`."""
 
@@ -204,7 +207,7 @@ class TargetType(Type):
         return Target(
             object=ENTITY.convert(value["object"], ctx),
             offset=VEC3.convert(value.get("offset", [0, 0, 0]), ctx),
-            at=Choice("center", "top", "bottom", "grasp").convert(value.get("at", "center"), ctx),
+            at=AT.convert(value.get("at", "center"), ctx),
             carrying=ENTITY.convert(value["carrying"], ctx) if "carrying" in value else None,
         )
 
