@@ -16,6 +16,7 @@ import py_trees
 from py_trees.common import OneShotPolicy, ParallelPolicy
 
 from behaviours.conditions import Check, Guard
+from behaviours.interventions import Erase, Paint, Rewrite
 from behaviours.leaf import Ref, deref
 from behaviours.memory import Remember, Retrieve
 from behaviours.primitives import MoveTo, Release, Rotate, SetGripper, Wait
@@ -27,6 +28,7 @@ from blackboard.retrieval import DEFAULT_QUERY
 from trees.values import (
     ANY,
     BOOL,
+    ENTITY,
     ERROR_CODE,
     FLOAT,
     KEY_TYPE,
@@ -258,6 +260,32 @@ register(NodeType(
     lambda name, attempts: Replan(name, attempts),
     params={"attempts": Spec(Int(1), 1, "plans to ask for")}, primary="attempts",
     label=lambda p: f"replan x{p['attempts']}"))
+
+# --- input interventions: decorators over a `vla` leaf ----------------------------------------
+register(NodeType(
+    "erase", DECORATOR, "Inpaint the `objects` (distractors) away, with OpenCV's Telea method, in "
+    "every image the `vla` leaf below shows its policy.",
+    lambda name, child, objects: Erase(name, child, objects=list(objects)),
+    params={"objects": Spec(ANY, doc="entity names or aliases to erase")},
+    label=lambda p: f"erase {', '.join(map(str, p['objects']))}"))
+register(NodeType(
+    "paint", DECORATOR, "Overlay `colour` at opacity `alpha` on `object` (the target) in every "
+    "image the `vla` leaf below shows its policy.",
+    lambda name, child, object, colour, alpha: Paint(name, child, objects=[object],
+                                                     colour=colour, alpha=alpha),
+    params={"object": Spec(ENTITY, doc="the entity to paint"),
+            "colour": Spec(ANY, [255, 0, 0], "RGB, 0-255"),
+            "alpha": Spec(Float(0.0), 0.5, "opacity of the overlay, 0-1")},
+    label=lambda p: f"paint {p['object']}"))
+register(NodeType(
+    "rewrite", DECORATOR, "Change the instruction the `vla` leaf below gives its policy: "
+    "`template` replaces it (`${/key}` filled in), then each phrase of `replace` becomes its "
+    "value (whole words, any case, longest first).",
+    lambda name, child, template, replace: Rewrite(
+        name, child, template=template, replace={str(k): str(v) for k, v in replace.items()}),
+    params={"template": Spec(STR, None, "the new instruction"),
+            "replace": Spec(ANY, {}, "phrase -> replacement")},
+    label=lambda p: "rewrite instruction"))
 
 SUBTREE = "subtree"
 ALL_NODE_NAMES = sorted([*NODE_TYPES, SUBTREE])
