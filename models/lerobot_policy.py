@@ -1,0 +1,99 @@
+"""`LerobotPolicy`: a lerobot checkpoint saved with `save_pretrained`, as a `Policy`.
+
+The checkpoint directory holds `config.json` (its `type` picks the policy class: ACT, Diffusion,
+SmolVLA, pi0, ...), the weights, and the pre/post-processor pipelines lerobot saved with it. The
+adapter maps the robot to the checkpoint's input features and back:
+- each image feature `observation.images.KEY` is rendered from the robot camera KEY stands for
+  (LIBERO's names: `image` is the agent view, `image2` the wrist; also `agentview`, `wrist`, ...)
+  at the feature's size, in LIBERO's image convention (`models.observation`);
+- `observation.state` is the 8-D LIBERO state; the instruction goes in as `task`;
+- normalisation is the checkpoint's own (its saved pre/post-processors, loaded with lerobot's
+  `make_pre_post_processors(..., pretrained_path=...)`);
+- `infer` returns the first `n_action_steps` (default: the checkpoint's) rows of the
+  un-normalised chunk from `predict_action_chunk`.
+
+    policy = LerobotPolicy(Path("models/checkpoints/grasp_act"))
+    chunk = policy.infer(observe(robot, policy.cameras, "pick up the black bowl"))
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from models.observation import CameraSpec, Observation
+from scenes.errors import TetherError, did_you_mean
+
+IMAGE_PREFIX = "observation.images."
+STATE = "observation.state"
+# lerobot image keys and the LIBERO cameras they name.
+CAMERA_OF_KEY = {
+    "image": "agentview", "agentview": "agentview", "agentview_image": "agentview",
+    "front": "agentview",
+    "image2": "robot0_eye_in_hand", "wrist": "robot0_eye_in_hand",
+    "wrist_image": "robot0_eye_in_hand", "eye_in_hand": "robot0_eye_in_hand",
+    "robot0_eye_in_hand": "robot0_eye_in_hand",
+}
+
+
+class LerobotPolicy:
+    """A lerobot policy loaded from a local directory; `latencies` holds each `infer`'s seconds."""
+
+    def __init__(self, path: Path, *, n_action_steps: int | None = None, device: str = "cpu"):
+        import torch
+        from lerobot.configs.policies import PreTrainedConfig
+        from lerobot.policies.factory import get_policy_class, make_pre_post_processors
+
+        if not (path / "config.json").exists():
+            raise TetherError(f"{path} is not a lerobot checkpoint (no config.json); train one "
+                              "with `tether train` or give a `save_pretrained` directory")
+        torch.set_num_threads(min(torch.get_num_threads(), 2))
+        self.torch = torch
+        cfg = PreTrainedConfig.from_pretrained(str(path))
+        cfg.device = device
+        self.model = get_policy_class(cfg.type).from_pretrained(str(path), config=cfg)
+        self.model.eval()
+        self.pre, self.post = make_pre_post_processors(
+            cfg, pretrained_path=str(path),
+            preprocessor_overrides={"device_processor": {"device": device}})
+        self.n_action_steps = n_action_steps or getattr(cfg, "n_action_steps", None)
+        self.cameras = tuple(self._camera(key, feature.shape)
+                             for key, feature in cfg.input_features.items()
+                             if key.startswith(IMAGE_PREFIX))
+        state = cfg.input_features.get(STATE)
+        if state is not None and tuple(state.shape) != (8,):
+            raise TetherError(f"{path}: observation.state has shape {tuple(state.shape)}; tether "
+                              "feeds LIBERO's 8-D state (eef pos, axis-angle, 2 fingers)")
+        self.uses_state = state is not None
+        self.path = path
+        self.latencies: list[float] = []
+
+    @staticmethod
+    def _camera(key: str, shape: tuple[int, ...]) -> CameraSpec:
+        name = key[len(IMAGE_PREFIX):]
+        if name not in CAMERA_OF_KEY:
+            raise TetherError(f"image feature '{key}': no robot camera is known by '{name}'"
+                              + did_you_mean(name, CAMERA_OF_KEY)
+                              + f"; known: {', '.join(CAMERA_OF_KEY)}")
+        return CameraSpec(CAMERA_OF_KEY[name], (int(shape[-2]), int(shape[-1])), name)
+
+    def reset(self) -> None:
+        self.model.reset()
+
+    def infer(self, obs: Observation) -> np.ndarray:
+        torch = self.torch
+        start = time.perf_counter()
+        batch: dict = {"task": obs.instruction}
+        for spec in self.cameras:
+            image = torch.from_numpy(obs.images[spec.key]).permute(2, 0, 1).float() / 255.0
+            batch[IMAGE_PREFIX + spec.key] = image
+        if self.uses_state:
+            batch[STATE] = torch.from_numpy(np.asarray(obs.state, dtype=np.float32))
+        with torch.inference_mode():
+            chunk = self.model.predict_action_chunk(self.pre(batch))
+            chunk = self.post(chunk)
+        actions = chunk.reshape(-1, chunk.shape[-1]).cpu().numpy().astype(float)
+        self.latencies.append(time.perf_counter() - start)
+        return actions[:self.n_action_steps] if self.n_action_steps else actions
