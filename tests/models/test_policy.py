@@ -1,0 +1,106 @@
+"""Policy configs and names (`models/policy.py`), LIBERO observations (`models/observation.py`)
+and the lerobot adapter on the committed grasp checkpoint (`models/lerobot_policy.py`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from models.observation import CameraSpec, Observation, libero_state, observe, quat_to_axis_angle
+from models.policy import (
+    POLICIES,
+    LerobotConfig,
+    OpenpiConfig,
+    check_chunk,
+    load_policies,
+    make_policy,
+)
+from scenes.errors import TetherError
+from tests.trees.harness import scene
+
+CHECKPOINT = Path(__file__).resolve().parents[2] / "models" / "checkpoints" / "grasp_act"
+
+
+def test_policies_file_registers_typed_configs(tmp_path):
+    path = tmp_path / "policies.yaml"
+    path.write_text("pi05: {type: openpi, host: gpu-box, port: 8000, replan_steps: 5}\n"
+                    "mine: {type: lerobot, path: /ckpt}\n", encoding="utf-8")
+    try:
+        assert load_policies(path) == ["pi05", "mine"]
+        assert POLICIES["pi05"] == OpenpiConfig(host="gpu-box", port=8000, replan_steps=5)
+        assert POLICIES["mine"] == LerobotConfig(path="/ckpt")
+    finally:
+        POLICIES.pop("pi05", None), POLICIES.pop("mine", None)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("x: {type: lerobt, path: a}", "unknown policy type 'lerobt' (did you mean 'lerobot'?)"),
+    ("x: {type: openpi, hots: a}", "unknown field 'hots' of a openpi policy (did you mean "
+                                   "'host'?)"),
+    ("x: {type: lerobot}", "missing 1 required positional argument: 'path'"),
+])
+def test_bad_policies_files_are_clear_errors(tmp_path, text, message):
+    path = tmp_path / "p.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(TetherError) as caught:
+        load_policies(path)
+    assert message in str(caught.value)
+
+
+def test_unknown_policy_name_suggests_the_closest():
+    with pytest.raises(TetherError, match=r"no policy named 'expret' \(did you mean 'expert'"):
+        make_policy("expret", scene())
+
+
+def test_check_chunk_accepts_one_action_or_a_chunk():
+    assert check_chunk(np.zeros(7)).shape == (1, 7)
+    assert check_chunk(np.zeros((5, 7))).shape == (5, 7)
+    with pytest.raises(ValueError):
+        check_chunk(np.zeros((5, 8)))
+
+
+def test_state_is_libero_eef_axis_angle_fingers():
+    robot = scene()
+    state = libero_state(robot)
+    assert state.shape == (8,) and state.dtype == np.float32
+    assert np.allclose(state[:3], robot.eef_pose().pos)
+    assert np.allclose(state[6:], [0.04, -0.04])  # the kinematic gripper's 8 cm, split
+    down = Rotation.from_euler("xyz", [np.pi, 0, 0]).as_quat()
+    assert np.allclose(quat_to_axis_angle(down), [np.pi, 0, 0])
+    flipped = quat_to_axis_angle(-down)  # robosuite does not canonicalise the sign of w
+    assert np.allclose(np.abs(flipped), [np.pi, 0, 0])
+
+
+def test_observe_mirrors_upright_frames_into_libero_convention():
+    robot = scene()
+    frame = np.zeros((4, 6, 3), np.uint8)
+    frame[:, 0] = 255  # left column white in the upright frame
+    robot.render = lambda camera, size: frame
+    obs = observe(robot, [CameraSpec("agentview", (4, 6), "image")], "x")
+    assert (obs.images["image"][:, -1] == 255).all() and (obs.images["image"][:, 0] == 0).all()
+
+
+@pytest.mark.slow
+def test_lerobot_adapter_maps_features_and_returns_unnormalised_chunks():
+    from models.lerobot_policy import LerobotPolicy
+
+    policy = LerobotPolicy(CHECKPOINT)
+    assert [(c.camera, c.key) for c in policy.cameras] == [("robot0_eye_in_hand", "image2")]
+    size = policy.cameras[0].size
+    obs = Observation(images={"image2": np.full((*size, 3), 90, np.uint8)},
+                      state=np.array([-0.2, 0.0, 1.05, 3.14, 0.0, -0.09, 0.039, -0.039],
+                                     np.float32), instruction="pick up the black bowl")
+    chunk = policy.infer(obs)
+    assert chunk.shape == (policy.n_action_steps, 7) and np.all(np.isfinite(chunk))
+    assert np.abs(chunk).max() < 5  # un-normalised back into the action range, roughly
+
+
+@pytest.mark.slow
+def test_lerobot_adapter_rejects_a_folder_that_is_not_a_checkpoint(tmp_path):
+    from models.lerobot_policy import LerobotPolicy
+
+    with pytest.raises(TetherError, match="not a lerobot checkpoint"):
+        LerobotPolicy(tmp_path)
