@@ -70,7 +70,8 @@ class Replan(py_trees.behaviour.Behaviour):
         store = storage()
         return {"instruction": store.get("/task/instruction", ""),
                 "errors": list(store.get("/errors/history", [])),
-                "events": render_events(list(event_log())), "attempt": self.tried}
+                "events": render_events(list(event_log())), "attempt": self.tried,
+                "robot": self.robot}
 
     def _fail(self, message: str) -> Status:
         self.feedback_message = message
@@ -88,7 +89,8 @@ class Replan(py_trees.behaviour.Behaviour):
                 child = self.replanner(self.context())
             except Exception as exc:  # a planner's failure is this node's failure, with why
                 return self._fail(f"replanning failed: {exc}")
-            child.setup(**self.setup_kwargs)
+            for node in child.iterate():  # as BehaviourTree.setup does for the whole tree
+                node.setup(**self.setup_kwargs)
             child.parent = self
             self.children = [child]
         child = self.children[0]

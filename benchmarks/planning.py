@@ -17,13 +17,15 @@ import sys
 import time
 
 PARAPHRASES = {  # our own: synonyms, other verbs, other word order
-    "libero_object/0": ["put the alphabet soup into the basket", "drop the soup can in the basket"],
+    "libero_object/0": ["put the alphabet soup into the basket",
+                        "drop the soup can in the basket"],
     "libero_object/4": ["grab the ketchup and put it inside the basket"],
     "libero_object/9": ["place the orange juice in the basket"],
     "libero_goal/0": ["pull the middle drawer of the cabinet open"],
     "libero_goal/1": ["place the black bowl onto the stove"],
     "libero_goal/6": ["put the cream cheese box into the bowl"],
-    "libero_goal/8": ["pick up the bowl and place it on the plate", "move the black bowl onto the plate"],
+    "libero_goal/8": ["pick up the bowl and place it on the plate",
+                      "move the black bowl onto the plate"],
     "libero_goal/9": ["place the wine bottle onto the wine rack"],
     "libero_spatial/0": ["put the black bowl between the plate and the ramekin on the plate"],
     "libero_spatial/5": ["take the black bowl on the ramekin and put it on the plate"],
@@ -72,7 +74,8 @@ def main(argv: list[str]) -> int:
             print(f"{suite}: goal {sum(r[3] for r in mine)}/{len(mine)}, "
                   f"plan {sum(r[3] and r[4] for r in mine)}/{len(mine)}")
     if markdown:
-        print("| task | instruction | goal | plan | grounded / why not |\n| --- | --- | --- | --- | --- |")
+        print("| task | instruction | goal | plan | grounded / why not |\n"
+              "| --- | --- | --- | --- | --- |")
     for suite, index, text, ok_goal, ok_plan, got, why in rows:
         mark = lambda b: "✓" if b else "✗"  # noqa: E731
         if markdown:

@@ -5,7 +5,8 @@ fixtures, and positions (privileged perception in simulation; a detector on a re
 built from any `Robot` (`SceneFacts.of(robot)`) or by hand in tests. `ground(phrase, facts)`
 returns the canonical entity a noun phrase refers to, or raises `TetherError` saying why not:
 
-1. an alias of the task (tasks.yaml) contained in the phrase wins, longest first;
+1. an alias of the task (tasks.yaml) wins when it is the whole phrase or ends its head noun
+   phrase ("the small porcelain dish in the clutter"), longest first;
 2. otherwise every entity is scored against the phrase's words: its canonical name's words and
    its display name ("white mug" for `porcelain_mug_1`, `DISPLAY_NAMES`); the entity's head noun
    must be in the phrase; more matched words win, fewer unmatched words break ties;
@@ -143,9 +144,15 @@ def _score(facts: SceneFacts, entity: str, phrase: list[str]) -> float:
 
 
 def _alias(phrase: str, facts: SceneFacts) -> str | None:
-    text = f" {' '.join(re.findall(r'[a-z]+', phrase.lower()))} "
+    """The alias the phrase is, or the longest one its head noun phrase ends with."""
+    def norm(text: str) -> str:
+        return " ".join(w for w in re.findall(r"[a-z]+", text.lower()) if w not in ("the", "a"))
+
+    whole = norm(phrase)
+    head = norm(re.split(r"\bof\b", _split_head(phrase)[0])[0])
     for alias in sorted(facts.aliases, key=len, reverse=True):
-        if f" {' '.join(re.findall(r'[a-z]+', alias))} " in text:
+        a = norm(alias)
+        if a == whole or f" {head}".endswith(f" {a}"):
             return facts.aliases[alias]
     return None
 

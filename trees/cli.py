@@ -8,6 +8,7 @@
     tether export RUN_DIR -o run.html                                    the replay as one file
     tether render TREE -o tree.svg|png                                   draw a tree (graphviz)
     tether memory list|search|show|stats|export|import|rebuild-index     the long-term store
+    tether plan "INSTRUCTION" --task T -o tree.yaml / do "INSTRUCTION" --task T   planning
     tether collect TASK... --episodes N / train DATASET / serve-policy CKPT  policies
 
 Exit codes: 0 success, 1 the task failed (run) or a tree has errors (check), 2 usage or input
@@ -28,6 +29,7 @@ from rich.table import Table
 
 from scenes.errors import TetherError
 from trees.memory_cli import memory_app
+from trees.planning_cli import register as register_planning_verbs
 from trees.policy_cli import register as register_policy_verbs
 from trees.scenes_cli import scenes_app
 
@@ -40,6 +42,7 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 app.add_typer(memory_app)
 app.add_typer(scenes_app)
+register_planning_verbs(app)
 register_policy_verbs(app)
 
 WithOpt = Annotated[list[str] | None, typer.Option(

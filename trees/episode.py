@@ -65,18 +65,19 @@ def node_statuses(root: py_trees.behaviour.Behaviour) -> dict[str, str]:
 def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int,
                 task: str = "", instruction: str = "", params: dict | None = None,
                 observers: tuple[Callable[[Tick], None], ...] = (),
-                memory: Any = None) -> EpisodeResult:
+                memory: Any = None, services: dict[str, Any] | None = None) -> EpisodeResult:
     """Tick `root` against `robot` until it finishes or `budget` steps have been taken.
 
     `memory` (a long-term `ExperienceStore`, or None) is handed to every node's `setup`, where
-    the memory nodes pick it up.
+    the memory nodes pick it up; `services` are more `setup` keyword arguments (e.g. the
+    `replanner` the `replan` node calls).
     """
     new_episode(task=task, instruction=instruction, params=params or {},
                 entities=robot.entities())
     tree = py_trees.trees.BehaviourTree(root)
     visitor = py_trees.visitors.SnapshotVisitor()
     tree.add_visitor(visitor)
-    tree.setup(robot=robot, memory=memory)
+    tree.setup(robot=robot, memory=memory, **(services or {}))
     ticks = 0
     while robot.steps < budget:
         tree.tick()

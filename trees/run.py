@@ -66,13 +66,15 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
         given: dict[str, Any] | None = None, budget: int = DEFAULT_BUDGET,
         runs: Path | str = "runs", record: bool = True, frames: FrameSettings = DEFAULT_FRAMES,
         memory: str | Path | None = None, perturb: Sequence[str] = (),
-        display: Callable[[py_trees.behaviour.Behaviour, Any], Any] | None = None) -> RunRecord:
+        display: Callable[[py_trees.behaviour.Behaviour, Any], Any] | None = None,
+        services: dict[str, Any] | None = None) -> RunRecord:
     """Run `tree` once on `task`; `display(root, robot)` may return a context-managed observer.
 
     With `record` the run's trace is written as it goes, with camera frames as `frames` says.
     `memory` is the long-term store: a path, `fresh` (a new one in the run directory), `none`
     (off), or None for `RUNS/memory.db`. `perturb` are perturbation specs (`KIND[:k=v,...]`);
-    the instruction the tree and memory see is the perturbed one.
+    the instruction the tree and memory see is the perturbed one. `services` go to every
+    node's `setup` (`tether do` passes the `replanner`).
     """
     from scenes.perturbations import build, open_scene
 
@@ -105,7 +107,8 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
                 observers.append(view)
             result = run_episode(compiled.root, scene, budget=budget, task=entry.id,
                                  instruction=instruction, params=compiled.bindings,
-                                 observers=tuple(observers), memory=store)
+                                 observers=tuple(observers), memory=store,
+                                 services=services)
         except BaseException as exc:
             if recorder is not None:
                 recorder.finish(aborted=f"{type(exc).__name__}: {exc}")

@@ -1,1 +1,4 @@
-"""Planning: instructions and LLM/VLM plans compiled into verified, recoverable trees (docs/planner.md)."""
+"""Planning: instructions and LLM/VLM plans compiled into verified, recoverable trees.
+
+See docs/planner.md.
+"""

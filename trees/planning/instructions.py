@@ -32,7 +32,8 @@ RELATIONS = [  # longest first; (words, predicate, location)
 ]
 REL = "|".join(re.escape(r) for r, _, _ in RELATIONS)
 FILLERS = [r"\bso (?:that )?it (?:is|sits|ends up|rests)\b", r"\bright (?=next to)",
-           r"\b(?:just|exactly|midway|please|carefully|gently)\b", r"^(?:first|now|then|and)\b", r"^[\w ]+? - "]
+           r"\b(?:just|exactly|midway|please|carefully|gently)\b", r"^(?:first|now|then|and)\b",
+           r"^[\w ]+? - "]
 CLAUSE_SPLIT = re.compile(
     r"\s*(?:,\s*(?:and\s+)?(?:then\s+)?|;\s*|\s+and\s+then\s+|\s+then\s+|"
     r"\s+and\s+(?=(?:open|close|turn|shut|switch|pull|stack|nest|pick|grab|take)\b|"
@@ -170,6 +171,11 @@ def parse(instruction: str) -> list[Literal]:
         clause = _strip(clauses.pop(0))
         if not clause or re.match(rf"^(?:{REL})\b", clause):
             continue  # empty, or a refinement of the last place ("..., on the side of the bowl")
+        both = re.match(rf"^(.*?\s(?:{REL})\s.+?)\s+and\s+(the\s+[a-z][a-z ]*?\s(?:{REL})\s.+)$",
+                        clause)
+        if both and "between" not in clause:  # "the ramekin on the box and the cheese in ..."
+            clause = both.group(1)
+            clauses.insert(0, both.group(2))
         for pattern, rule in VERBS:
             if m := pattern.match(clause):
                 found = rule(m, ctx)

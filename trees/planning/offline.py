@@ -158,7 +158,8 @@ class MemoryPlanner:
             bonus = np.array([0.5 if set(words(e.replace("_", " "))) & mentioned else 0.0
                               for e in pool])
             kind = np.array([0.0 if is_region(e) == is_region(entity) else -9.0 for e in pool])
-            taken = np.array([-9.0 if e in mapping.values() else 0.0 for e in pool])
+            taken = np.array([-9.0 if e in mapping.values() else 0.01 if e == entity else 0.0
+                              for e in pool])  # the same name wins a tie of look-alikes
             score = sims[i] + bonus + kind + taken
             best = int(np.argmax(score))
             if score[best] < 0.5:

@@ -1,0 +1,44 @@
+"""A chat-completions server for tests: `python -m tests.models.chat_server PORT LOG REPLY...`.
+
+Speaks the OpenAI protocol at /v1/chat/completions, answers with the given replies in turn (the
+last one repeats) and appends every request body to LOG (JSON lines). A model named `slow`
+sleeps 3 s before answering (for timeouts); a model named `broken` answers 500.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+
+def make_app(log: str, replies: list[str]) -> FastAPI:
+    app = FastAPI()
+    state = {"n": 0}
+
+    @app.post("/v1/chat/completions")
+    async def complete(request: Request):
+        body = await request.json()
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(json.dumps(body) + "\n")
+        if body["model"] == "slow":
+            await asyncio.sleep(3)
+        if body["model"] == "broken":
+            return JSONResponse({"error": {"message": "model crashed"}}, status_code=500)
+        reply = replies[min(state["n"], len(replies) - 1)]
+        state["n"] += 1
+        return {"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": reply}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+    return app
+
+
+if __name__ == "__main__":
+    port, log, *replies = sys.argv[1:]
+    uvicorn.run(make_app(log, replies), host="127.0.0.1", port=int(port), log_level="warning")

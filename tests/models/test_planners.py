@@ -1,0 +1,93 @@
+"""Planner backends: `openai` against a real HTTP server process speaking chat-completions, and
+`transformers` with a tiny randomly initialised Qwen2.5-VL (slow)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.planners import BackendConfig, ChatMessage, get_backend
+from scenes.errors import TetherError
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAN = json.dumps({"subtasks": [{"goal": "g", "steps": [{"wait": 1}]}]})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    log = tmp_path_factory.mktemp("chat") / "requests.jsonl"
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "tests.models.chat_server", str(port), str(log),
+                             "not a plan", PLAN], cwd=ROOT)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/v1", log
+    proc.terminate()
+    proc.wait(10)
+
+
+def requests(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_openai_backend_sends_text_and_images_as_data_urls(server):
+    url, log = server
+    backend = get_backend("openai", BackendConfig(model="qwen", base_url=url))
+    image = np.zeros((8, 8, 3), np.uint8)
+    reply = backend.complete([ChatMessage("system", "plan"), ChatMessage("user", "go", [image])])
+    assert reply == "not a plan"
+    body = requests(log)[-1]
+    assert body["model"] == "qwen" and body["messages"][0] == {"role": "system",
+                                                               "content": "plan"}
+    parts = body["messages"][1]["content"]
+    assert parts[0]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert parts[1] == {"type": "text", "text": "go"}
+
+
+def test_openai_backend_times_out_and_retries_then_says_so(server):
+    url, log = server
+    before = len(requests(log))
+    backend = get_backend("openai", BackendConfig(model="slow", base_url=url, timeout=0.5,
+                                                  retries=1))
+    with pytest.raises(TetherError, match=r"did not answer within 0.5 s \(1 retries\)"):
+        backend.complete([ChatMessage("user", "go")])
+    time.sleep(0.2)
+    assert len(requests(log)) - before == 2  # the first try and one retry
+
+
+def test_openai_backend_reports_a_server_error(server):
+    url, _ = server
+    backend = get_backend("openai", BackendConfig(model="broken", base_url=url, retries=0))
+    with pytest.raises(TetherError, match="answered 500"):
+        backend.complete([ChatMessage("user", "go")])
+
+
+def test_openai_backend_reports_an_unreachable_server():
+    backend = get_backend("openai", BackendConfig(model="m", base_url=f"http://127.0.0.1:"
+                                                  f"{free_port()}/v1", retries=0, timeout=2))
+    with pytest.raises(TetherError, match="cannot reach the planner server"):
+        backend.complete([ChatMessage("user", "go")])
+
+
+def test_an_unknown_backend_is_a_clear_error():
+    with pytest.raises(TetherError, match="unknown planner backend 'opneai' .*did you mean "
+                                          "'openai'"):
+        get_backend("opneai")

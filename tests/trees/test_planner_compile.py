@@ -1,0 +1,116 @@
+"""Plans compiled with the safety rules; the replan node; `tether plan`/`do` on LIBERO (slow)."""
+
+from __future__ import annotations
+
+import py_trees
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from scenes.errors import TetherError
+from tests.trees.harness import BOWL, PLATE, node_file, scene
+from trees.compiler import compile_tree
+from trees.episode import run_episode
+from trees.planning.compile import compile_plan, plan_document
+from trees.planning.offline import plan_goals
+from trees.planning.plan import Plan, Subtask
+from trees.planning.safety import SafetyConfig
+from trees.planning.skills import Goal
+
+Status = py_trees.common.Status
+
+
+def names(root: py_trees.behaviour.Behaviour) -> list[str]:
+    return [n.name for n in root.iterate()]
+
+
+def test_a_planned_tree_shows_the_recoveries_the_rules_added(tmp_path):
+    plan = plan_goals("put the bowl on the plate", [Goal("on", (BOWL, PLATE))])
+    root = compile_plan(plan, tmp_path / "plan.yaml", scene().resolve).root
+    shown = py_trees.display.unicode_tree(root)
+    for part in ("plan, else replan", "budget 700 steps", f"verified grasp of {BOWL}",
+                 f"check grasped({BOWL})", "empty grasp: let go and re-stage",
+                 "lift and resume when stuck", "error is STUCK", f"check on({BOWL}, {PLATE})",
+                 "replan x1"):
+        assert part in shown, part
+
+
+def test_rules_are_configurable_and_switch_off(tmp_path):
+    config = tmp_path / "safety.yaml"
+    config.write_text("grasp: {attempts: 4}\nstuck: {enabled: false}\nreplan: {enabled: false}\n")
+    doc = plan_document(plan_goals("x", [Goal("on", (BOWL, PLATE))]), SafetyConfig.load(config))
+    text = yaml.safe_dump(doc)
+    assert "n: 4" in text and "error_is" not in text and "replan" not in text
+
+
+def test_an_unknown_rule_or_setting_is_a_clear_error(tmp_path):
+    config = tmp_path / "safety.yaml"
+    config.write_text("grasps: {attempts: 4}\n")
+    with pytest.raises(TetherError, match="unknown safety rule 'grasps' .*did you mean 'grasp'"):
+        SafetyConfig.load(config)
+    config.write_text("vla: {retries: 4}\n")
+    with pytest.raises(TetherError, match="vla: unknown setting 'retries'"):
+        SafetyConfig.load(config)
+
+
+def test_a_vla_step_gets_restaging_and_retry(tmp_path):
+    step = {"vla": {"policy": "expert", "predicate": "grasped", "object": BOWL}}
+    doc = plan_document(Plan("grasp it", [Subtask("grasp", [step])]))
+    vla = doc["root"]["selector"]["children"][0]["sequence"]["children"][0]["timeout"]["child"]
+    retry = vla["sequence"]["children"][0]["selector"]["children"][0]["retry"]
+    assert retry["n"] == 2 and retry["child"]["sequence"][0]["move_to"]["object"] == BOWL
+    assert retry["child"]["sequence"][1] == step
+
+
+def test_replan_runs_what_the_replanner_returns_and_stops_after_its_attempts(tmp_path):
+    path = node_file(tmp_path, "selector: [{check: {predicate: grasped, object: black bowl}}, "
+                               "{replan: 2}]")
+    robot = scene()
+    asked: list[dict] = []
+
+    def replanner(context):
+        asked.append(context)
+        body = "wait: 3" if len(asked) == 2 else "check: {predicate: grasped, object: plate}"
+        return compile_tree(node_file(tmp_path, body, f"r{len(asked)}.yaml"),
+                            resolve=robot.resolve).root
+
+    root = compile_tree(path, resolve=robot.resolve).root
+    result = run_episode(root, robot, budget=50, services={"replanner": replanner})
+    assert result.tree_status == "SUCCESS" and len(asked) == 2
+    assert asked[1]["robot"] is robot and asked[0]["instruction"] == ""
+
+
+def test_replan_without_a_planner_fails_saying_so(tmp_path):
+    robot = scene()
+    root = compile_tree(node_file(tmp_path, "replan: 1"), resolve=robot.resolve).root
+    result = run_episode(root, robot, budget=5)
+    assert result.tree_status == "FAILURE"
+    assert result.errors[-1]["code"] == "BUDGET_EXHAUSTED"
+    assert "no planner to ask" in result.errors[-1]["message"]
+
+
+@pytest.mark.slow
+def test_tether_plan_writes_a_tree_that_tether_check_accepts(tmp_path):
+    from trees.cli import app
+
+    out = tmp_path / "plan.yaml"
+    runner = CliRunner()
+    planned = runner.invoke(app, ["plan", "pick up the black bowl next to the ramekin and place "
+                                  "it on the plate", "--task", "libero_spatial/1", "-o", str(out)])
+    assert planned.exit_code == 0, planned.output
+    checked = runner.invoke(app, ["check", str(out)])
+    assert checked.exit_code == 0, checked.output
+    assert "verified grasp of akita_black_bowl_1" in checked.output
+
+
+@pytest.mark.slow
+def test_tether_do_plans_and_succeeds_nominally_and_remembers_the_plan(tmp_path):
+    from trees.planning.session import do_instruction
+
+    record, plan = do_instruction("move the black bowl onto the plate", "libero_goal/8",
+                                  runs=tmp_path, memory=str(tmp_path / "m.db"), record=False)
+    assert record.result.success and plan.planner == "parser"
+    from blackboard.store import ExperienceStore
+
+    with ExperienceStore(tmp_path / "m.db") as store:
+        assert store.get(record.memory["id"]).metadata["plan"] == plan.to_json()

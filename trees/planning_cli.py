@@ -1,0 +1,102 @@
+"""`tether plan` and `tether do`: thin verbs over `trees.planning.session`.
+
+    tether plan "INSTRUCTION" --task SUITE/TASK -o tree.yaml [--backend memory|openai|transformers]
+    tether do "INSTRUCTION" --task SUITE/TASK [--seed N] [--backend ...]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from scenes.errors import TetherError
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+Instruction = Annotated[str, typer.Argument(help="What to do, in words.")]
+Task = Annotated[str, typer.Option("--task", "-t", metavar="SUITE/TASK",
+                                   help="The task whose scene to plan in.")]
+Backend = Annotated[str, typer.Option(help="memory (offline), openai (a chat-completions server "
+                                           "such as vllm serve) or transformers (a local "
+                                           "checkpoint).")]
+Model = Annotated[str, typer.Option(help="openai: the served model name; transformers: a "
+                                         "checkpoint directory.")]
+BaseUrl = Annotated[str, typer.Option(help="openai: the server's /v1 URL.")]
+Timeout = Annotated[float, typer.Option(help="openai: seconds per request.")]
+Attempts = Annotated[int, typer.Option(help="Replies the repair loop allows.")]
+Memory = Annotated[str | None, typer.Option(metavar="PATH|none",
+                                            help="Long-term store (memory planner and do).")]
+Safety = Annotated[Path | None, typer.Option(help="Safety rules YAML (docs/planner.md).")]
+
+
+def _options(backend: str, model: str, base_url: str, timeout: float, attempts: int,
+             memory: str | None):
+    from models.planners import BackendConfig
+    from trees.planning.session import PlannerOptions
+
+    return PlannerOptions(backend=backend, attempts=attempts, memory=memory,
+                          config=BackendConfig(model=model, base_url=base_url, timeout=timeout))
+
+
+def _safety(path: Path | None):
+    from trees.planning.safety import SafetyConfig
+
+    return SafetyConfig.load(path) if path else None
+
+
+def plan(instruction: Instruction, task: Task,
+         output: Annotated[Path, typer.Option("--output", "-o", help="The tree file to write.")],
+         backend: Backend = "memory", model: Model = "",
+         base_url: BaseUrl = "http://localhost:8000/v1", timeout: Timeout = 60.0,
+         attempts: Attempts = 3, memory: Memory = None, safety: Safety = None,
+         init_state: Annotated[int, typer.Option(help="Scene init state to plan in.")] = 0) -> None:
+    """Plan INSTRUCTION in a task's scene and write the tree (`tether check` shows it)."""
+    from trees.planning.session import plan_instruction
+
+    try:
+        result = plan_instruction(instruction, task, output, init_state=init_state,
+                                  options=_options(backend, model, base_url, timeout, attempts,
+                                                   memory), safety=_safety(safety))
+    except TetherError as exc:
+        err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    out.print(f"planned by {result.planner}: " + "; ".join(s.goal for s in result.subtasks))
+    out.print(f"wrote {output}; check it with: tether check {output} --task {task}")
+
+
+def do(instruction: Instruction, task: Task, backend: Backend = "memory", model: Model = "",
+       base_url: BaseUrl = "http://localhost:8000/v1", timeout: Timeout = 60.0,
+       attempts: Attempts = 3, memory: Memory = None, safety: Safety = None,
+       seed: Annotated[int, typer.Option(help="Seed (init state seed % 50).")] = 0,
+       budget: Annotated[int, typer.Option(help="Step budget of the episode.")] = 1500,
+       runs: Annotated[Path, typer.Option(help="Folder for the run directory.")] = Path("runs"),
+       ) -> None:
+    """Plan INSTRUCTION for a task and run the planned tree for one episode."""
+    from trees.planning.session import do_instruction
+
+    try:
+        record, planned = do_instruction(
+            instruction, task, seed=seed, runs=runs, budget=budget, memory=memory,
+            options=_options(backend, model, base_url, timeout, attempts, memory),
+            safety=_safety(safety))
+    except TetherError as exc:
+        err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    r = record.result
+    verdict = "[bold green]SUCCESS[/]" if r.success else "[bold red]FAILURE[/]"
+    out.print(f"{verdict}  \"{instruction}\" on {record.task} (planned by {planned.planner}), "
+              f"{r.steps} steps", markup=True)
+    for e in r.errors[-3:]:
+        out.print(f"  error {e['code']} at step {e['step']} in '{e['node']}': {e['message']}")
+    out.print(f"  run files: {record.run_dir}/ (plan.json, tree.txt, trace.jsonl)")
+    raise typer.Exit(0 if r.success else 1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the planning verbs to the `tether` app."""
+    app.command()(plan)
+    app.command()(do)
