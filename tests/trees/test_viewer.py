@@ -101,9 +101,9 @@ def test_scrub_to_a_tick_shows_its_statuses_blackboard_and_frame(browser, run_di
             scrub(page, tick)
             check_tick(page, records, tick)
         scrub(page, k)
-        page.locator("#search").fill("grasped")
+        page.locator("#search").fill("lifted")
         page.evaluate("window.tether.select(window.tether.T.nodes.find("
-                      "n => n.name.startsWith('check grasped')).id)")
+                      "n => n.name.startsWith('check lifted')).id)")
         assert page.locator("#node-status").text_content() == "FAILURE"
         assert "EMPTY_GRASP" in page.locator("#tick-events").text_content()
         page.screenshot(path=str(ARTIFACTS / "viewer_failing_grasp.png"))
