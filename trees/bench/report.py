@@ -1,0 +1,207 @@
+"""The reports of a bench run, all written into its run directory from the episode rows.
+
+    summary.json   cells (arm x perturbation): episodes, successes, errors, rate, 95% Wilson CI
+    summary.md     the same as a Markdown table, and the failures with links to their traces
+    junit.xml      one testcase per episode; a failure's text is its final tree snapshot
+                   (tree.txt) and its error codes; an episode that crashed or hung is an <error>
+    success.png    success by perturbation per arm with 95% Wilson intervals
+    report.html    the table and, for each failure, its replay exported by `tether export`
+
+`summarize(rows)` and `wilson(k, n)` are what the gate and tests use.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+Z95 = 1.959964
+
+
+def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a binomial proportion (0, 1 when n is 0)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def cell_key(arm: str, perturbation: str) -> str:
+    return f"{arm}|{perturbation}"
+
+
+def summarize(rows: list[dict[str, Any]], suite: str = "") -> dict[str, Any]:
+    """Success per (arm, perturbation) cell and per arm, with Wilson intervals."""
+    cells: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        c = cells.setdefault(cell_key(row["arm"], row["perturbation"]), {
+            "arm": row["arm"], "perturbation": row["perturbation"], "episodes": 0,
+            "successes": 0, "errors": 0})
+        c["episodes"] += 1
+        c["successes"] += int(row["success"])
+        c["errors"] += int(row["status"] == "error")
+    for c in cells.values():
+        c["rate"] = round(c["successes"] / c["episodes"], 4)
+        c["ci95"] = [round(x, 4) for x in wilson(c["successes"], c["episodes"])]
+    arms: dict[str, dict[str, Any]] = {}
+    for c in cells.values():
+        a = arms.setdefault(c["arm"], {"episodes": 0, "successes": 0, "errors": 0})
+        for k in ("episodes", "successes", "errors"):
+            a[k] += c[k]
+    for a in arms.values():
+        a["rate"] = round(a["successes"] / a["episodes"], 4)
+        a["ci95"] = [round(x, 4) for x in wilson(a["successes"], a["episodes"])]
+    return {"suite": suite, "episodes": len(rows), "cells": cells, "arms": arms}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def write_markdown(summary: dict[str, Any], rows: list[dict[str, Any]], path: Path) -> None:
+    lines = [f"# bench: {summary['suite']}", "",
+             "| arm | perturbation | success | rate | 95% CI | errors |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for c in summary["cells"].values():
+        lo, hi = c["ci95"]
+        lines.append(f"| {c['arm']} | {c['perturbation']} | {c['successes']}/{c['episodes']} "
+                     f"| {_pct(c['rate'])} | {_pct(lo)}–{_pct(hi)} | {c['errors']} |")
+    for arm, a in summary["arms"].items():
+        lo, hi = a["ci95"]
+        lines.append(f"| **{arm}** | all | {a['successes']}/{a['episodes']} | {_pct(a['rate'])} "
+                     f"| {_pct(lo)}–{_pct(hi)} | {a['errors']} |")
+    failures = [r for r in rows if r["status"] != "passed"]
+    lines += ["", f"## Failures ({len(failures)})", ""]
+    for r in failures:
+        what = r["error"].splitlines()[0] if r["error"] else ", ".join(r["error_codes"]) or (
+            f"tree {r['tree_status']}, ended by {r['ended_by']}")
+        link = f" — [trace]({r['trace']})" if r.get("trace") else ""
+        lines.append(f"- `{r['key']}` ({r['status']}): {what}{link}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _snapshot(out: Path, row: dict[str, Any]) -> str:
+    tree = out / row["trace"] / "tree.txt" if row.get("trace") else None
+    return tree.read_text(encoding="utf-8") if tree and tree.is_file() else ""
+
+
+def write_junit(rows: list[dict[str, Any]], out: Path, suite: str, path: Path) -> None:
+    """JUnit XML: testsuite per arm, testcase per episode."""
+    root = ET.Element("testsuites", name=suite)
+    by_arm: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_arm.setdefault(r["arm"], []).append(r)
+    for arm, rs in by_arm.items():
+        ts = ET.SubElement(root, "testsuite", name=f"{suite}.{arm}", tests=str(len(rs)),
+                           failures=str(sum(r["status"] == "failed" for r in rs)),
+                           errors=str(sum(r["status"] == "error" for r in rs)),
+                           time=f"{sum(r['wall_seconds'] for r in rs):.2f}")
+        for r in rs:
+            case = ET.SubElement(ts, "testcase", classname=f"{suite}.{arm}.{r['perturbation']}",
+                                 name=f"{r['task']} seed {r['seed']}",
+                                 time=f"{r['wall_seconds']:.2f}")
+            codes = ", ".join(r["error_codes"]) or "none"
+            if r["status"] == "failed":
+                el = ET.SubElement(case, "failure", type="TaskFailed",
+                                   message=f"tree {r['tree_status']} after {r['steps']} steps "
+                                           f"(ended by {r['ended_by']}); error codes: {codes}")
+                el.text = f"error codes: {codes}\ntrace: {r['trace']}\n\n{_snapshot(out, r)}"
+            elif r["status"] == "error":
+                el = ET.SubElement(case, "error", type="EpisodeError",
+                                   message=r["error"].splitlines()[0])
+                el.text = r["error"]
+    ET.indent(root)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def write_plot(summary: dict[str, Any], path: Path) -> None:
+    """Grouped bars: one group per perturbation, one bar per arm, Wilson 95% error bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells = summary["cells"]
+    perts = list(dict.fromkeys(c["perturbation"] for c in cells.values()))
+    arms = list(summary["arms"])
+    width = 0.8 / max(1, len(arms))
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(perts) * max(1, len(arms)) ** 0.5), 3.5))
+    for i, arm in enumerate(arms):
+        xs, ys, lo, hi = [], [], [], []
+        for j, p in enumerate(perts):
+            c = cells.get(cell_key(arm, p))
+            if c is None:
+                continue
+            xs.append(j + (i - (len(arms) - 1) / 2) * width)
+            ys.append(c["rate"])
+            lo.append(c["rate"] - c["ci95"][0])
+            hi.append(c["ci95"][1] - c["rate"])
+        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=arm)
+    ax.set_xticks(range(len(perts)), perts, rotation=30, ha="right")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("success (95% Wilson CI)")
+    ax.set_title(f"{summary['suite']}: success by perturbation")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write_html(summary: dict[str, Any], rows: list[dict[str, Any]], out: Path,
+               path: Path) -> list[str]:
+    """The report page; each failure's replay is exported beside it. Returns export problems."""
+    from scenes.errors import TetherError
+    from trees.viewer.page import export_html
+
+    problems: list[str] = []
+    body = [f"<h1>bench: {html.escape(summary['suite'])}</h1>",
+            '<img src="success.png" alt="success by perturbation">',
+            "<table border=1 cellpadding=4><tr><th>arm</th><th>perturbation</th><th>success</th>"
+            "<th>rate</th><th>95% CI</th><th>errors</th></tr>"]
+    for c in summary["cells"].values():
+        body.append(f"<tr><td>{html.escape(c['arm'])}</td><td>{html.escape(c['perturbation'])}"
+                    f"</td><td>{c['successes']}/{c['episodes']}</td><td>{_pct(c['rate'])}</td>"
+                    f"<td>{_pct(c['ci95'][0])}–{_pct(c['ci95'][1])}</td><td>{c['errors']}</td>"
+                    "</tr>")
+    body.append("</table><h2>Failures</h2><ul>")
+    for r in rows:
+        if r["status"] == "passed":
+            continue
+        link = ""
+        if r.get("trace"):
+            replay = Path("replays") / f"{Path(r['trace']).name}.html"
+            try:
+                (out / "replays").mkdir(exist_ok=True)
+                export_html(out / r["trace"], out / replay)
+                link = f' — <a href="{replay}">replay</a>'
+            except TetherError as exc:
+                problems.append(f"{r['key']}: {exc}")
+            link += f' (<a href="{r["trace"]}/tree.txt">tree</a>)'
+        what = r["error"].splitlines()[0] if r["error"] else ", ".join(r["error_codes"]) or (
+            f"tree {r['tree_status']}, ended by {r['ended_by']}")
+        body.append(f"<li><code>{html.escape(r['key'])}</code> ({r['status']}): "
+                    f"{html.escape(what)}{link}</li>")
+    body.append("</ul>")
+    path.write_text("<!doctype html><meta charset=utf-8><title>bench "
+                    f"{html.escape(summary['suite'])}</title>\n" + "\n".join(body) + "\n",
+                    encoding="utf-8")
+    return problems
+
+
+def write_reports(rows: list[dict[str, Any]], out: Path | str, suite: str) -> dict[str, Any]:
+    """Write every report of the run into `out`; return the summary."""
+    out = Path(out)
+    summary = summarize(rows, suite)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    write_markdown(summary, rows, out / "summary.md")
+    write_junit(rows, out, suite, out / "junit.xml")
+    write_plot(summary, out / "success.png")
+    summary["export_problems"] = write_html(summary, rows, out, out / "report.html")
+    return summary
