@@ -10,6 +10,7 @@
     tether memory list|search|show|stats|export|import|rebuild-index     the long-term store
     tether plan "INSTRUCTION" --task T -o tree.yaml / do "INSTRUCTION" --task T   planning
     tether collect TASK... --episodes N / train DATASET / serve-policy CKPT  policies
+    tether bench SUITE [--workers N] [--gate BASE.json] / bench compare A B  benchmark suites
 
 Exit codes: 0 success, 1 the task failed (run) or a tree has errors (check), 2 usage or input
 errors (printed as one clear message, never a traceback).
@@ -28,6 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 from scenes.errors import TetherError
+from trees.bench_cli import register as register_bench_verb
 from trees.memory_cli import memory_app
 from trees.planning_cli import register as register_planning_verbs
 from trees.policy_cli import register as register_policy_verbs
@@ -44,6 +46,7 @@ app.add_typer(memory_app)
 app.add_typer(scenes_app)
 register_planning_verbs(app)
 register_policy_verbs(app)
+register_bench_verb(app)
 
 WithOpt = Annotated[list[str] | None, typer.Option(
     "--with", "-w", metavar="KEY=VALUE",
