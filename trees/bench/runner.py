@@ -195,11 +195,21 @@ def _run_ray(pending: list[Episode], out: Path, workers: int, execute: Execute,
              emit: Callable[[dict[str, Any]], None], address: str | None) -> None:
     import ray
 
-    if not ray.is_initialized():
+    started = not ray.is_initialized()
+    if started:
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    try:
+        _ray_loop(ray, pending, out, workers, execute, emit)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _ray_loop(ray: Any, pending: list[Episode], out: Path, workers: int, execute: Execute,
+              emit: Callable[[dict[str, Any]], None]) -> None:
 
     @ray.remote(max_retries=0, num_cpus=1)
     def remote(ep: Episode) -> dict[str, Any]:
