@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from tests.trees.bench_fakes import fake_episode
 from trees.bench.gate import compare, gate
-from trees.bench.report import summarize, wilson, write_reports
+from trees.bench.report import summarize, wilson, write_learning_curve, write_reports
 from trees.bench.runner import EPISODES_FILE, bench
 from trees.bench.suite import load_suite
 from trees.cli import app
@@ -109,6 +109,13 @@ def test_reports_and_junit_are_well_formed(tmp_path):
     assert len(failures) == 2 and "EMPTY_GRASP" in failures[0].get("message")
     assert len(root.findall(".//error")) == 4
     assert {ts.get("name") for ts in root} == {"fake.ok", "fake.raises"}
+    assert not (out / "learning.png").exists()  # no arm's memory persists
+
+
+def test_learning_curve_when_memory_persists(tmp_path):
+    rows = [{"arm": "p", "memory": "persistent", "success": i > 2} for i in range(6)]
+    assert write_learning_curve(rows, tmp_path / "learning.png")
+    assert (tmp_path / "learning.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def summary_of(rates: dict[str, tuple[int, int]]) -> dict:

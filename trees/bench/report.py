@@ -5,6 +5,8 @@
     junit.xml      one testcase per episode; a failure's text is its final tree snapshot
                    (tree.txt) and its error codes; an episode that crashed or hung is an <error>
     success.png    success by perturbation per arm with 95% Wilson intervals
+    learning.png   when an arm's memory persists: its running success rate over the episodes
+                   in suite order (the order memory saw them), beside the other arms'
     report.html    the table and, for each failure, its replay exported by `tether export`
 
 `summarize(rows)` and `wilson(k, n)` are what the gate and tests use.
@@ -154,6 +156,31 @@ def write_plot(summary: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def write_learning_curve(rows: list[dict[str, Any]], path: Path) -> bool:
+    """Running success rate per arm over episodes in suite order; only when memory persists."""
+    if not any(r.get("memory") == "persistent" for r in rows):
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for arm in dict.fromkeys(r["arm"] for r in rows):
+        ok = [int(r["success"]) for r in rows if r["arm"] == arm]
+        running = [sum(ok[:i + 1]) / (i + 1) for i in range(len(ok))]
+        memory = next(r.get("memory", "none") for r in rows if r["arm"] == arm)
+        ax.plot(range(1, len(ok) + 1), running, label=f"{arm} (memory {memory})")
+    ax.set_xlabel("episode (suite order)")
+    ax.set_ylabel("running success rate")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
 def write_html(summary: dict[str, Any], rows: list[dict[str, Any]], out: Path,
                path: Path) -> list[str]:
     """The report page; each failure's replay is exported beside it. Returns export problems."""
@@ -163,6 +190,8 @@ def write_html(summary: dict[str, Any], rows: list[dict[str, Any]], out: Path,
     problems: list[str] = []
     body = [f"<h1>bench: {html.escape(summary['suite'])}</h1>",
             '<img src="success.png" alt="success by perturbation">',
+            '<img src="learning.png" alt="learning curve">'
+            if (out / "learning.png").is_file() else "",
             "<table border=1 cellpadding=4><tr><th>arm</th><th>perturbation</th><th>success</th>"
             "<th>rate</th><th>95% CI</th><th>errors</th></tr>"]
     for c in summary["cells"].values():
@@ -203,5 +232,6 @@ def write_reports(rows: list[dict[str, Any]], out: Path | str, suite: str) -> di
     write_markdown(summary, rows, out / "summary.md")
     write_junit(rows, out, suite, out / "junit.xml")
     write_plot(summary, out / "success.png")
+    write_learning_curve(rows, out / "learning.png")
     summary["export_problems"] = write_html(summary, rows, out, out / "report.html")
     return summary
