@@ -1,8 +1,9 @@
 """Stand-ins for `trees.bench.runner.run_episode` that need no simulator (bench tests).
 
 `fake_episode` decides by arm name: `raises` raises, `hangs` sleeps past any timeout, `crashes`
-kills its worker process; any other arm succeeds on even seeds. Every call appends the episode's
-key to `calls.txt` in the run directory, so tests can count what ran.
+kills its worker process; any other arm succeeds on even seeds and, like a real episode, leaves
+a run directory with its final tree in `tree.txt`. Every call appends the episode's key to
+`calls.txt` in the run directory, so tests can count what ran.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ def fake_episode(ep: Episode, out: str) -> dict[str, Any]:
     if ep.arm.name == "crashes":
         os._exit(3)
     ok = ep.seed % 2 == 0
+    trace = Path("episodes") / ep.slug
+    (Path(out) / trace).mkdir(parents=True, exist_ok=True)
+    (Path(out) / trace / "tree.txt").write_text(f"{{-}} fake tree [{'✓' if ok else '✕'}]\n")
     return {**base_row(ep), "status": "passed" if ok else "failed", "success": ok,
             "steps": 10 + ep.seed, "tree_status": "SUCCESS" if ok else "FAILURE",
             "ended_by": "tree", "error_codes": [] if ok else ["EMPTY_GRASP"], "error": None,
-            "trace": None, "wall_seconds": 0.01}
+            "trace": str(trace), "wall_seconds": 0.01}

@@ -100,6 +100,7 @@ def test_reports_and_junit_are_well_formed(tmp_path):
     assert summary["cells"]["ok|none"]["successes"] == 1
     assert summary["cells"]["ok|none"]["ci95"] == [round(x, 4) for x in wilson(1, 2)]
     assert summary["arms"]["raises"]["errors"] == 4
+    assert len(summary["export_problems"]) == 2  # the fake failures recorded no trace.jsonl
     for name in ("summary.json", "summary.md", "junit.xml", "success.png", "report.html"):
         assert (out / name).stat().st_size > 0
     root = ET.parse(out / "junit.xml").getroot()
@@ -107,6 +108,8 @@ def test_reports_and_junit_are_well_formed(tmp_path):
     assert len(cases) == len(rows) == 8
     failures = root.findall(".//failure")
     assert len(failures) == 2 and "EMPTY_GRASP" in failures[0].get("message")
+    assert "{-} fake tree [✕]" in failures[0].text
+    assert "error codes: EMPTY_GRASP" in failures[0].text
     assert len(root.findall(".//error")) == 4
     assert {ts.get("name") for ts in root} == {"fake.ok", "fake.raises"}
     assert not (out / "learning.png").exists()  # no arm's memory persists
