@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -23,12 +24,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from tests.trees.harness import BOXES, scene
-from tests.trees.recorded import PICK_PLACE, SlipperyScene
 from trees.compiler import compile_tree
 from trees.episode import run_episode
 from trees.recorder import FrameSettings, Recorder
 from trees.trace import TRACE_NAME
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ holds the run helpers
+from tests.trees.harness import BOXES, scene  # noqa: E402
+from tests.trees.recorded import PICK_PLACE, SlipperyScene  # noqa: E402
 
 MODES = {"no recording": None, "recording, no frames": FrameSettings(),
          "recording, frames every 10": FrameSettings(cameras=("top",), every=10)}

@@ -12,6 +12,7 @@ jump to the last tick, and the trace's size.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,13 +21,15 @@ from playwright.sync_api import sync_playwright
 from rich.console import Console
 from rich.table import Table
 
-from tests.trees.harness import BOXES, scene
-from tests.trees.recorded import SlipperyScene
 from trees.compiler import compile_tree
 from trees.episode import run_episode
 from trees.recorder import FrameSettings, Recorder
 from trees.trace import TRACE_NAME
 from trees.viewer.server import Background
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ holds the run helpers
+from tests.trees.harness import BOXES, scene  # noqa: E402
+from tests.trees.recorded import SlipperyScene  # noqa: E402
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update"]
