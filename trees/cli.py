@@ -26,7 +26,7 @@ from typing import Annotated
 import py_trees
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from scenes.errors import TetherError
 from trees.bench_cli import register as register_bench_verb
@@ -72,14 +72,17 @@ def _bindings(pairs: list[str] | None) -> dict:
 
 @app.command()
 def run(
-    tree: Annotated[Path, typer.Argument(help="Tree file (YAML), e.g. trees/library/pick_place.yaml")],
+    tree: Annotated[Path, typer.Argument(
+        help="Tree file (YAML), e.g. trees/library/pick_place.yaml")],
     task: TaskOpt,
     seed: Annotated[int, typer.Option(help="Seed; also picks the init state (seed % 50) unless "
                                            "--init-state is given.")] = 0,
-    init_state: Annotated[int | None, typer.Option(help="Which of the task's 50 init states.")] = None,
+    init_state: Annotated[int | None, typer.Option(
+        help="Which of the task's 50 init states.")] = None,
     with_: WithOpt = None,
     budget: Annotated[int, typer.Option(help="Step budget of the episode.")] = 1000,
-    runs: Annotated[Path, typer.Option(help="Folder that receives the run directory.")] = Path("runs"),
+    runs: Annotated[Path, typer.Option(
+        help="Folder that receives the run directory.")] = Path("runs"),
     live: Annotated[bool | None, typer.Option(
         "--live/--lines", help="Redraw the tree each tick, or print a line per running leaf "
                                "(default: live on a terminal).")] = None,
@@ -145,7 +148,8 @@ def check(
     files: Annotated[list[Path], typer.Argument(help="Tree files to validate.")],
     task: Annotated[str | None, typer.Option(
         "--task", "-t", metavar="SUITE/TASK",
-        help="Also check object names against this task's scene and bind params from its goal.")] = None,
+        help="Also check object names against this task's scene and bind params from its "
+             "goal.")] = None,
     with_: WithOpt = None,
 ) -> None:
     """Validate tree files and print each compiled tree. Exit code 1 when any has errors.
@@ -193,7 +197,8 @@ def tasks(suite: Annotated[str | None, typer.Argument(help="Only this suite.")] 
         rows = list_tasks([suite] if suite else SUITES)
     except TetherError as exc:
         raise _fail(exc) from None
-    table = Table("task", "#", "instruction")
+    table = Table(Column("task", no_wrap=True, min_width=max(len(t.id) for t in rows)), "#",
+                  "instruction")
     for t in rows:
         table.add_row(t.id, str(t.index), t.language)
     out.print(table)
@@ -201,7 +206,7 @@ def tasks(suite: Annotated[str | None, typer.Argument(help="Only this suite.")] 
 
 @app.command()
 def doctor() -> None:
-    """Check the installation: LIBERO imports without prompting and its assets match the manifest."""
+    """Check the installation: LIBERO imports without a prompt and its assets match the manifest."""
     from scenes.assets import verify_assets
     from scenes.libero_setup import import_libero
 

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from scenes.errors import TetherError
 
@@ -40,13 +40,15 @@ def list_(suite: Annotated[str | None, typer.Option(help="Only this suite's task
         rows = list_tasks([suite] if suite else ALL_SUITES)
     except TetherError as exc:
         raise _fail(exc) from None
-    tasks = Table("task", "#", "init states", "instruction", title="tasks")
+    tasks = Table(Column("task", no_wrap=True, min_width=max(len(t.id) for t in rows)), "#",
+                  "init states", "instruction", title="tasks")
     for t in rows:
         kind = f" [dim]({t.kind})[/]" if t.kind else ""
         tasks.add_row(t.id, str(t.index), "sampled" if t.sampled else "recorded",
                       t.language + kind)
     out.print(tasks)
-    kinds = Table("perturbation", "acts at", "what it does", title="perturbations "
+    kinds = Table(Column("perturbation", no_wrap=True, min_width=max(map(len, REGISTRY))),
+                  "acts at", "what it does", title="perturbations "
                   "(--perturb KIND[:key=value,...], see docs/perturbations.md)")
     for name in sorted(REGISTRY):
         kinds.add_row(name, REGISTRY[name].stage, REGISTRY[name].summary)

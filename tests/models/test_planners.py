@@ -45,7 +45,8 @@ def server(tmp_path_factory):
 
 
 def requests(log: Path) -> list[dict]:
-    return [json.loads(line) for line in log.read_text().splitlines()]
+    """The requests the server has logged so far (none before the first one)."""
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
 def test_openai_backend_sends_text_and_images_as_data_urls(server):

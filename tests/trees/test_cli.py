@@ -12,7 +12,8 @@ from trees.cli import app
 from trees.compiler import LIBRARY
 
 runner = CliRunner()
-VERBS = ["run", "check", "tasks", "doctor"]
+VERBS = ["run", "check", "tasks", "doctor", "view", "export", "render", "memory", "scenes", "bench",
+         "plan", "do", "collect", "train", "serve-policy"]
 
 
 def test_help_lists_every_verb():
