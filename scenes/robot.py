@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from scenes.predicates import PREDICATES
+
 OPEN, CLOSE = -1.0, 1.0
 
 
@@ -112,8 +114,6 @@ class Robot(abc.ABC):
 
     def evaluate(self, predicate: str, args: dict) -> bool:
         """Evaluate a named predicate (see `scenes.predicates`) with resolved arguments."""
-        from scenes.predicates import PREDICATES
-
         return bool(PREDICATES[predicate].fn(self, **args))
 
     @abc.abstractmethod

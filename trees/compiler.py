@@ -169,6 +169,7 @@ class Compiler:
         self.ctx = ctx
         self.problems: list[str] = []
         self.count = 0
+        self.files: dict[Path, TreeFile] = {}  # parsed once, however often they are included
 
     # --- files and parameters -----------------------------------------------------------
     def bind(self, tf: TreeFile, given: dict[str, Any], where: Where,
@@ -214,10 +215,11 @@ class Compiler:
             self.problems.append(where.error(f"cyclic subtree: {chain}"))
             return None
         try:
-            tf = read_tree_file(path)
+            tf = self.files.get(resolved) or read_tree_file(path)
         except TreeError as exc:
             self.problems.extend(exc.problems)
             return None
+        self.files[resolved] = tf
         bindings = self.bind(tf, given, where, marks)
         if bindings is None:
             return None
@@ -574,10 +576,11 @@ def compile_tree(path: Path | str, given: dict[str, Any] | None = None, *,
             if p.required and p.name not in given:
                 given[p.name] = PLACEHOLDERS.get(p.type.name, f"<{p.name}>")
     compiler = Compiler(Context(resolve=resolve))
-    root = compiler.compile_file(path, dict(given or {}), tf.where)
+    compiler.files[path.resolve()] = tf
+    root = compiler.compile_file(path, given, tf.where)
     if compiler.problems or root is None:
         raise TreeError(list(dict.fromkeys(compiler.problems)))
-    bindings = {k: v for k, v in (given or {}).items()}
+    bindings = dict(given)
     for p in tf.params.values():
         bindings.setdefault(p.name, p.default)
     return CompiledTree(root=root, file=tf, bindings=bindings, nodes=compiler.count)

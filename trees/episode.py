@@ -76,7 +76,8 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
                 entities=robot.entities())
     tree = py_trees.trees.BehaviourTree(root)
     visitor = py_trees.visitors.SnapshotVisitor()
-    tree.add_visitor(visitor)
+    if observers:  # only observers need the visited set; it costs a visit per node per tick
+        tree.add_visitor(visitor)
     tree.setup(robot=robot, memory=memory, **(services or {}))
     ticks = 0
     while robot.steps < budget:
