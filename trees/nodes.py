@@ -19,10 +19,13 @@ from behaviours.conditions import Check, Guard
 from behaviours.interventions import Erase, Paint, Rewrite
 from behaviours.leaf import Ref, deref
 from behaviours.memory import Remember, Retrieve
+from behaviours.monitor import Monitor
 from behaviours.primitives import MoveTo, Release, Rotate, SetGripper, Wait
 from behaviours.recovery import ErrorIs, Replan
 from behaviours.sim_timeout import SimTimeout
 from behaviours.stuck import StuckConfig
+from behaviours.verifier import VERIFIER_CHOICES, Expectation
+from behaviours.verify import Verify
 from behaviours.vla import VLA
 from blackboard.retrieval import DEFAULT_QUERY
 from trees.values import (
@@ -191,6 +194,45 @@ register(NodeType(
     lambda name, call, error: Check(name, call, error=error),
     params={"error": Spec(ERROR_CODE, None, "error code to write on FAILURE")},
     predicate=True, primary="predicate", label=lambda p: f"check {p['call']}"))
+
+
+_VERIFIER = Spec(Choice(*VERIFIER_CHOICES), "auto", "`sim` (the predicate), `vlm` (the run's VLM "
+                 "verifier, asked about the camera image) or `auto` (the VLM when the run has one)")
+_QUESTION = Spec(STR, None, "the yes/no question for a VLM (`${/key}` filled in); default: "
+                 "made from the predicate")
+
+
+def _expectation(call: Any, question: Any, holds: bool = True) -> Expectation:
+    return Expectation(call, holds=holds, question=None if question is None else str(question))
+
+
+register(NodeType(
+    "verify", LEAF, "Check an expected effect once through a verifier (the sim's predicate, or a "
+    "VLM asked about the camera image): SUCCESS if it holds, else FAILURE writing `error`; "
+    "VERIFIER_ERROR when the verifier gives no usable answer. Never RUNNING.",
+    lambda name, call, verifier, question, error: Verify(
+        name, _expectation(call, question), verifier=verifier, error=error),
+    params={"verifier": _VERIFIER, "question": _QUESTION,
+            "error": Spec(ERROR_CODE, "CONDITION_FAILED", "error code written when it does not "
+                          "hold")},
+    predicate=True, primary="predicate", label=lambda p: f"verify {p['call']}"))
+register(NodeType(
+    "monitor", DECORATOR, "Every `every` steps check that a predicate keeps holding (or, with "
+    "`holds: false`, has not become true) while the child runs, acting on each verdict `lag` "
+    "steps after the observation it judged; a contradiction stops the child and fails "
+    "(PREEMPTED).",
+    lambda name, child, call, every, lag, holds, verifier, question: Monitor(
+        name, child, expectation=_expectation(call, question, holds), every=every, lag=lag,
+        verifier=verifier),
+    params={"every": Spec(Int(1), 10, "check period in control steps"),
+            "lag": Spec(Int(0), 0, "steps from an observation to acting on its verdict"),
+            "holds": Spec(BOOL, True, "true: the predicate must keep holding; false: it must "
+                          "not become true"),
+            "verifier": _VERIFIER, "question": _QUESTION},
+    predicate=True,
+    label=lambda p: f"monitor {'' if p['holds'] else 'not '}{p['call']} every {p['every']}"))
+
+
 def _set(name: str, key: str, value: Any) -> py_trees.behaviour.Behaviour:
     if isinstance(value, str) and (m := REF.match(value)):
         value = Ref(m.group(1))
