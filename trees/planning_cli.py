@@ -28,18 +28,20 @@ Model = Annotated[str, typer.Option(help="openai: the served model name; transfo
 BaseUrl = Annotated[str, typer.Option(help="openai: the server's /v1 URL.")]
 Timeout = Annotated[float, typer.Option(help="openai: seconds per request.")]
 Attempts = Annotated[int, typer.Option(help="Replies the repair loop allows.")]
+MaxTokens = Annotated[int, typer.Option(help="Most tokens a planner reply may have.")]
 Memory = Annotated[str | None, typer.Option(metavar="PATH|none",
                                             help="Long-term store (memory planner and do).")]
 Safety = Annotated[Path | None, typer.Option(help="Safety rules YAML (docs/planner.md).")]
 
 
 def _options(backend: str, model: str, base_url: str, timeout: float, attempts: int,
-             memory: str | None):
+             memory: str | None, max_tokens: int):
     from models.planners import BackendConfig
     from trees.planning.session import PlannerOptions
 
     return PlannerOptions(backend=backend, attempts=attempts, memory=memory,
-                          config=BackendConfig(model=model, base_url=base_url, timeout=timeout))
+                          config=BackendConfig(model=model, base_url=base_url, timeout=timeout,
+                                               max_tokens=max_tokens))
 
 
 def _safety(path: Path | None):
@@ -52,7 +54,8 @@ def plan(instruction: Instruction, task: Task,
          output: Annotated[Path, typer.Option("--output", "-o", help="The tree file to write.")],
          backend: Backend = "memory", model: Model = "",
          base_url: BaseUrl = "http://localhost:8000/v1", timeout: Timeout = 60.0,
-         attempts: Attempts = 3, memory: Memory = None, safety: Safety = None,
+         attempts: Attempts = 3, max_tokens: MaxTokens = 1024, memory: Memory = None,
+         safety: Safety = None,
          init_state: Annotated[int, typer.Option(help="Scene init state to plan in.")] = 0) -> None:
     """Plan INSTRUCTION in a task's scene and write the tree (`tether check` shows it)."""
     from trees.planning.session import plan_instruction
@@ -60,7 +63,7 @@ def plan(instruction: Instruction, task: Task,
     try:
         result = plan_instruction(instruction, task, output, init_state=init_state,
                                   options=_options(backend, model, base_url, timeout, attempts,
-                                                   memory), safety=_safety(safety))
+                                                   memory, max_tokens), safety=_safety(safety))
     except TetherError as exc:
         err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None
@@ -70,7 +73,8 @@ def plan(instruction: Instruction, task: Task,
 
 def do(instruction: Instruction, task: Task, backend: Backend = "memory", model: Model = "",
        base_url: BaseUrl = "http://localhost:8000/v1", timeout: Timeout = 60.0,
-       attempts: Attempts = 3, memory: Memory = None, safety: Safety = None,
+       attempts: Attempts = 3, max_tokens: MaxTokens = 1024, memory: Memory = None,
+       safety: Safety = None,
        seed: Annotated[int, typer.Option(help="Seed (init state seed % 50).")] = 0,
        budget: Annotated[int, typer.Option(help="Step budget of the episode.")] = 1500,
        runs: Annotated[Path, typer.Option(help="Folder for the run directory.")] = Path("runs"),
@@ -81,7 +85,8 @@ def do(instruction: Instruction, task: Task, backend: Backend = "memory", model:
     try:
         record, planned = do_instruction(
             instruction, task, seed=seed, runs=runs, budget=budget, memory=memory,
-            options=_options(backend, model, base_url, timeout, attempts, memory),
+            options=_options(backend, model, base_url, timeout, attempts, memory,
+                             max_tokens),
             safety=_safety(safety))
     except TetherError as exc:
         err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)

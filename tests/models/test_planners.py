@@ -92,3 +92,41 @@ def test_an_unknown_backend_is_a_clear_error():
     with pytest.raises(TetherError, match="unknown planner backend 'opneai' .*did you mean "
                                           "'openai'"):
         get_backend("opneai")
+
+
+# --- transformers: a tiny random Qwen2.5-VL through `tether plan` -----------------------------
+@pytest.mark.slow
+def test_tether_plan_with_a_tiny_random_qwen_vl_repairs_n_times_then_fails_cleanly(
+        tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from models.qwen_vl import QwenVLChat
+    from tests.models.tiny_qwen_vl import build_tiny_qwen_vl
+    from trees.cli import app
+    from trees.planning.prompt import system_prompt
+
+    model = build_tiny_qwen_vl(tmp_path / "qwen", [system_prompt()])
+    calls: list[list[ChatMessage]] = []
+    complete = QwenVLChat.complete
+
+    def spy(self, messages):
+        calls.append(list(messages))
+        return complete(self, messages)
+
+    monkeypatch.setattr(QwenVLChat, "complete", spy)
+    work = tmp_path / "work"
+    work.mkdir()
+    output = work / "plan.yaml"
+    result = CliRunner().invoke(app, [
+        "plan", "put the black bowl on the plate", "--task", "libero_goal/8", "-o", str(output),
+        "--backend", "transformers", "--model", str(model), "--attempts", "2",
+        "--max-tokens", "8"])
+    assert result.exit_code == 2, result.output
+    assert "no usable plan after 2 replies from the transformers planner; the last one had " \
+           "these problems:" in result.output
+    assert len(calls) == 2
+    assert [m.role for m in calls[1]] == ["system", "user", "assistant", "user"]
+    assert calls[1][3].text.startswith("Your plan cannot be used:")
+    [image] = calls[0][1].images  # the agentview frame goes with the first user turn
+    assert image.shape == (256, 256, 3)
+    assert list(work.iterdir()) == []  # no tree file, not even a partial one
