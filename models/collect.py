@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -118,13 +119,23 @@ def collect(tasks: Sequence[str], *, episodes: int, root: Path, cameras: Sequenc
             progress: Callable[[int, int], None] | None = None) -> CollectReport:
     """Record `episodes` successful expert grasps, cycling through `tasks` and their init states
     from `first_init_state`. `progress(done, attempts)` is called after every attempt. An
-    interrupt (Ctrl-C) keeps the episodes recorded so far: the dataset is finalised either way."""
+    interrupt (Ctrl-C) keeps the episodes recorded so far: the dataset is finalised either way;
+    when no episode was recorded, `root` is removed again (so the same command can be rerun)."""
+    from scenes.catalogue import get_task
+
+    if not tasks:
+        raise TetherError("no task to collect from; give SUITE/TASK_NAME or SUITE/INDEX")
+    if episodes < 1:
+        raise TetherError(f"episodes must be at least 1, not {episodes}")
+    if root.exists():
+        raise TetherError(f"{root} exists; collect writes a new dataset (choose another --out)")
+    for task in tasks:  # before anything is written: a typo must not leave a dataset behind
+        get_task(task)
+
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     from scenes.libero_scene import LiberoScene
 
-    if root.exists():
-        raise TetherError(f"{root} exists; collect writes a new dataset (choose another --out)")
     start = time.perf_counter()
     dataset = LeRobotDataset.create(repo_id=f"tether/{root.name}", fps=FPS, root=root,
                                     features=features(cameras), robot_type="panda",
@@ -158,6 +169,8 @@ def collect(tasks: Sequence[str], *, episodes: int, root: Path, cameras: Sequenc
         dataset.finalize()
         for scene in scenes.values():
             scene.close()
+        if done == 0:
+            shutil.rmtree(root, ignore_errors=True)
     report = CollectReport(str(root), done, frames, attempts,
                            round(time.perf_counter() - start, 1), list(tasks),
                            [f"{c.camera} {c.size[0]}x{c.size[1]} as {c.key}" for c in cameras],

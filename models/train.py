@@ -76,15 +76,13 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
           ) -> TrainReport:
     """Train, save the checkpoint and its model card in `config.out`; `progress(step, loss)` is
     called after every optimisation step."""
+    check_dataset(config.dataset)
     import torch
     from lerobot.datasets.lerobot_dataset import LeRobotDataset, LeRobotDatasetMetadata
     from lerobot.policies.act.modeling_act import ACTPolicy
     from lerobot.policies.factory import make_pre_post_processors
     from lerobot.utils.feature_utils import dataset_to_policy_features
 
-    if not (config.dataset / "meta" / "info.json").exists():
-        raise TetherError(f"{config.dataset} is not a LeRobotDataset (no meta/info.json); "
-                          "record one with `tether collect`")
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     start = time.perf_counter()
@@ -99,6 +97,9 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
     optimiser = torch.optim.AdamW(policy.get_optim_params(), lr=config.lr, weight_decay=1e-4)
     loader = torch.utils.data.DataLoader(dataset, batch_size=config.batch_size, shuffle=True,
                                          drop_last=True, num_workers=0)
+    if len(loader) == 0:  # drop_last: no full batch, so the loop below would never step
+        raise TetherError(f"{config.dataset} has {len(dataset)} frames, fewer than one batch "
+                          f"({config.batch_size}); lower --batch-size or collect more episodes")
     curve: list[tuple[int, float]] = []
     running, count, step = 0.0, 0, 0
     every = max(1, config.steps // 20)
@@ -135,6 +136,21 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
          "dataset": dataset_summary(config.dataset)}, indent=2) + "\n", encoding="utf-8")
     write_card(config.out)
     return report
+
+
+def check_dataset(root: Path) -> None:
+    """A clear error unless `root` is a local LeRobotDataset with at least one episode (lerobot
+    itself would try to download anything missing from the hub)."""
+    info = root / "meta" / "info.json"
+    if not info.is_file():
+        raise TetherError(f"{root} is not a LeRobotDataset (no meta/info.json); "
+                          "record one with `tether collect`")
+    try:
+        episodes = json.loads(info.read_text(encoding="utf-8"))["total_episodes"]
+    except (ValueError, KeyError) as exc:
+        raise TetherError(f"{info} is not LeRobotDataset metadata ({exc})") from None
+    if not episodes:
+        raise TetherError(f"{root} has no episodes; record some with `tether collect`")
 
 
 def dataset_summary(root: Path) -> dict:

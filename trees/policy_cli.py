@@ -26,6 +26,28 @@ def _fail(exc: TetherError) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _command_line(ctx: typer.Context) -> str:
+    """The running verb as `tether VERB ARGS --OPTION VALUE ...`: the arguments and the options
+    given on the command line, rebuilt from the parsed values (not `sys.argv`, which is another
+    program's when the verb is invoked from Python)."""
+    import shlex
+
+    words = ["tether", ctx.info_name or ""]
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        if source is None or source.name != "COMMANDLINE":
+            continue
+        value = ctx.params[param.name]
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if param.param_type_name == "argument":
+            words += [str(v) for v in values]
+        elif getattr(param, "is_flag", False):
+            words.append(param.opts[0] if value else (param.secondary_opts or param.opts)[0])
+        else:
+            words += [w for v in values for w in (param.opts[0], str(v))]
+    return " ".join(shlex.quote(w) for w in words)
+
+
 def collect(
     tasks: Annotated[list[str], typer.Argument(metavar="TASK...", help="LIBERO pick tasks "
                                                "(SUITE/TASK_NAME or SUITE/INDEX); episodes cycle "
@@ -73,6 +95,7 @@ def collect(
 
 
 def train(
+    ctx: typer.Context,
     dataset: Annotated[Path, typer.Argument(help="A LeRobotDataset folder (from `tether "
                                                  "collect`).")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Checkpoint folder to write.")],
@@ -85,15 +108,12 @@ def train(
     threads: Annotated[int, typer.Option(min=1, help="Torch CPU threads.")] = 2,
 ) -> None:
     """Train a small ACT (no pretrained backbone) on CPU; save it with a model card."""
-    import shlex
-    import sys
-
     from tqdm import tqdm
 
     from models.train import TrainConfig
     from models.train import train as run_train
 
-    command = "tether " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    command = _command_line(ctx)
     config = TrainConfig(dataset=dataset, out=out_dir, steps=steps, batch_size=batch_size, lr=lr,
                          chunk_size=chunk_size, n_action_steps=chunk_size, seed=seed,
                          threads=threads, command=command)
