@@ -114,3 +114,34 @@ def test_tether_do_plans_and_succeeds_nominally_and_remembers_the_plan(tmp_path)
 
     with ExperienceStore(tmp_path / "m.db") as store:
         assert store.get(record.memory["id"]).metadata["plan"] == plan.to_json()
+
+
+CARRY_STEP = {"move_to": {"object": PLATE, "at": "top", "offset": [0, 0, 0.1], "carrying": BOWL}}
+
+
+def test_a_carry_is_monitored_so_a_slipped_object_preempts_it(tmp_path):
+    from tests.behaviours.verifier_fakes import holding_scene, slip
+    from tests.trees.harness import errors, run
+
+    plan = Plan("carry the bowl", [Subtask("carry", [CARRY_STEP])])
+    robot = holding_scene()
+    root = compile_plan(plan, tmp_path / "plan.yaml", robot.resolve).root
+    assert f"{BOWL} stays in the gripper" in py_trees.display.unicode_tree(root)
+    result, _ = run(root, robot, events={7: slip})
+    preempted = [e for e in errors() if e["code"] == "PREEMPTED"]
+    assert [(e["node"], e["step"]) for e in preempted] == [(f"{BOWL} stays in the gripper", 10)]
+    assert result.tree_status == "FAILURE"
+
+
+def test_tether_check_shows_the_carry_monitor_and_it_switches_off(tmp_path):
+    from trees.cli import app
+
+    plan = Plan("carry the bowl", [Subtask("carry", [CARRY_STEP])])
+    off = SafetyConfig()
+    off.carry.enabled = False
+    assert "monitor" not in yaml.safe_dump(plan_document(plan, off))
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(plan_document(plan), sort_keys=False), encoding="utf-8")
+    checked = CliRunner().invoke(app, ["check", str(path)])
+    assert checked.exit_code == 0, checked.output
+    assert f"{BOWL} stays in the gripper" in checked.output

@@ -9,6 +9,8 @@ can be switched off or tuned. Applied per step, innermost first, then per sub-ta
             (the grasped check with empty-grasp recovery: re-localise and re-stage by retrying
             from the approach pose, which tracks the object where it now is)
     vla     `vla` -> retry `attempts` x [re-stage above the object (or lift), vla]
+    carry   `move_to` carrying an object -> monitor every `every` steps that the object stays
+            within `reach` of the gripper (a slipped object preempts the carry: PREEMPTED)
     stuck   any acting step -> selector [step, (error_is STUCK, lift `lift` m, step again)]
     budget  each sub-task -> timeout `steps` [steps..., check expected effects, remember
             (an event boundary)]
@@ -47,6 +49,13 @@ class VlaRule:
 
 
 @dataclass
+class CarryRule:
+    enabled: bool = True
+    every: int = 5  # control steps between checks
+    reach: float = 0.09  # farthest the carried object's centre may be from the gripper (m)
+
+
+@dataclass
 class StuckRule:
     enabled: bool = True
     lift: float = 0.05
@@ -70,6 +79,7 @@ class SafetyConfig:
 
     grasp: GraspRule = field(default_factory=GraspRule)
     vla: VlaRule = field(default_factory=VlaRule)
+    carry: CarryRule = field(default_factory=CarryRule)
     stuck: StuckRule = field(default_factory=StuckRule)
     budget: BudgetRule = field(default_factory=BudgetRule)
     replan: ReplanRule = field(default_factory=ReplanRule)
@@ -124,7 +134,24 @@ def _vla(node: Node, cfg: SafetyConfig) -> Node:
                       "child": {"sequence": [restage, node]}}}
 
 
-NO_MOTION = {"check", "set", "retrieve", "remember", "error_is", "wait", "replan"}
+def _carried(node: Node) -> Any:
+    body = node.get("move_to")
+    if not isinstance(body, dict):
+        return None
+    target = body.get("target")
+    return body.get("carrying") or (target.get("carrying") if isinstance(target, dict) else None)
+
+
+def _carry(node: Node, cfg: SafetyConfig) -> Node:
+    obj = _carried(node)
+    if not cfg.carry.enabled or not isinstance(obj, str) or "monitor" not in NODE_TYPES:
+        return node
+    return {"monitor": {"name": f"{obj} stays in the gripper", "predicate": "near",
+                        "object": obj, "target": "gripper", "distance": cfg.carry.reach,
+                        "every": cfg.carry.every, "verifier": "sim", "child": node}}
+
+
+NO_MOTION = {"check", "verify", "set", "retrieve", "remember", "error_is", "wait", "replan"}
 
 
 def _stuck(node: Node, cfg: SafetyConfig) -> Node:
@@ -138,8 +165,8 @@ def _stuck(node: Node, cfg: SafetyConfig) -> Node:
         again]}]}}
 
 
-STEP_RULES: dict[str, Callable[[Node, SafetyConfig], Node]] = {
-    "vla": _vla, "grasp": _grasp, "stuck": _stuck}  # applied in this order (innermost first)
+STEP_RULES: dict[str, Callable[[Node, SafetyConfig], Node]] = {  # applied innermost first
+    "vla": _vla, "grasp": _grasp, "carry": _carry, "stuck": _stuck}
 RULES = (*STEP_RULES, "budget", "replan")
 
 
