@@ -2,22 +2,38 @@
 
 `Perception.masks(robot, camera, size, names)` returns a boolean (h, w) mask per requested entity
 that is visible, upright (as `Robot.render` frames are). Input interventions ask it where the
-distractors and the target are.
+distractors and the target are. `perception_for(spec)` builds one from a tree's config:
 
-    privileged   the simulator's own segmentation (`scenes.observations.Observer`): exact, the
-                 default in simulation
-    (detectors)  GroundingDINO / SAM2 adapters implement the same protocol from local weights
+    privileged   (the default) the simulator's own segmentation (`scenes.observations.Observer`):
+                 exact, simulation only
+    {detector: DIR, segmenter: DIR}
+                 GroundingDINO boxes for each entity's phrase, SAM2 masks from those boxes, every
+                 frame (`models.open_vocab.DetectSegment`)
+    {detector: DIR, tracker: DIR}
+                 GroundingDINO boxes on the first frame seed a SAM2 video tracker that propagates
+                 the masks frame by frame (`models.tracker.Tracker`)
+
+Options of the model-backed kinds: `frame` ([h, w] the camera is rendered at for the models,
+default [256, 256]; masks are resized to the requested size), `box_threshold` (0.35),
+`device` (cpu), `phrases` ({entity: text prompt}; default `phrase_of`). DIRs are local
+`save_pretrained` directories (model and processor); nothing is downloaded. A spec is checked
+when the tree is compiled (directory, model type); the weights load on first use.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import weakref
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
-from scenes.errors import TetherError
+from scenes.errors import TetherError, did_you_mean
+from scenes.referring import DISPLAY_NAMES
 from scenes.robot import Robot
 
 
@@ -48,3 +64,111 @@ class PrivilegedPerception:
 
 
 PRIVILEGED = PrivilegedPerception()
+
+# categories LIBERO's instructions name differently from their BDDL names
+_PHRASES = {"new_salad_dressing": "salad dressing", "macaroni_and_cheese": "macaroni box"}
+
+
+def phrase_of(entity: str) -> str:
+    """The words a detector is prompted with for a canonical entity name: the category as
+    instructions say it (`akita_black_bowl_1` -> "black bowl", `plate_1` -> "plate");
+    a region is its owner's words and its own (`wooden_cabinet_1_top_region` -> "cabinet top")."""
+    m = re.match(r"^(.*?)_\d+(?:_(.*))?$", entity)
+    category, rest = (m.group(1), m.group(2)) if m else (entity, None)
+    words = _PHRASES.get(category) or DISPLAY_NAMES.get(category) or category.replace("_", " ")
+    if rest:
+        rest = re.sub(r"_?region$", "", rest).replace("_", " ").strip()
+        words = f"{words} {rest}".strip()
+    return words
+
+
+def model_dir(path: str | Path, role: str, types: Sequence[str]) -> Path:
+    """`path` checked to be a local `save_pretrained` directory of one of the model `types`."""
+    p = Path(path).expanduser()
+    if not p.is_dir():
+        raise TetherError(f"perception {role}: no model directory {p} (a local save_pretrained "
+                          f"directory is needed; nothing is downloaded)")
+    config = p / "config.json"
+    if not config.is_file():
+        raise TetherError(f"perception {role}: {p} has no config.json; is it a save_pretrained "
+                          f"directory?")
+    kind = json.loads(config.read_text()).get("model_type")
+    if kind not in types:
+        raise TetherError(f"perception {role}: {p} holds a '{kind}' model, not "
+                          f"{' or '.join(repr(t) for t in types)}")
+    return p
+
+
+DETECTOR_TYPES = ("grounding-dino",)
+SEGMENTER_TYPES = ("sam2", "sam2_video")  # SAM2.1 checkpoints are saved as `sam2_video`
+TRACKER_TYPES = ("sam2_video",)
+
+
+@dataclass(frozen=True)
+class ModelPerceptionSpec:
+    """A checked config of the model-backed perceptions (see the module docstring)."""
+
+    detector: Path
+    segmenter: Path | None = None
+    tracker: Path | None = None
+    frame: tuple[int, int] = (256, 256)
+    box_threshold: float = 0.35
+    device: str = "cpu"
+    phrases: dict[str, str] = field(default_factory=dict)
+
+    def phrase(self, entity: str) -> str:
+        return self.phrases.get(entity) or phrase_of(entity)
+
+
+_KEYS = ("detector", "segmenter", "tracker", "frame", "box_threshold", "device", "phrases")
+
+
+def _spec(config: Mapping[str, Any]) -> ModelPerceptionSpec:
+    unknown = [k for k in config if k not in _KEYS]
+    if unknown:
+        raise TetherError(f"perception: unknown option '{unknown[0]}'"
+                          f"{did_you_mean(str(unknown[0]), list(_KEYS))}; options: "
+                          f"{', '.join(_KEYS)}")
+    if "detector" not in config:
+        raise TetherError("perception: a model-backed perception needs `detector` (a local "
+                          "GroundingDINO directory)")
+    if ("segmenter" in config) == ("tracker" in config):
+        raise TetherError("perception: give exactly one of `segmenter` (SAM2, every frame) and "
+                          "`tracker` (SAM2 video, propagated)")
+    frame = tuple(int(v) for v in config.get("frame", (256, 256)))
+    if len(frame) != 2 or min(frame) < 1:
+        raise TetherError(f"perception: `frame` is [height, width], got {config['frame']!r}")
+    threshold = float(config.get("box_threshold", 0.35))
+    if not 0.0 <= threshold <= 1.0:
+        raise TetherError(f"perception: `box_threshold` is in [0, 1], got {threshold}")
+    phrases = config.get("phrases", {})
+    if not isinstance(phrases, Mapping):
+        raise TetherError("perception: `phrases` maps entity names to text prompts")
+    return ModelPerceptionSpec(
+        detector=model_dir(config["detector"], "detector", DETECTOR_TYPES),
+        segmenter=(model_dir(config["segmenter"], "segmenter", SEGMENTER_TYPES)
+                   if "segmenter" in config else None),
+        tracker=(model_dir(config["tracker"], "tracker", TRACKER_TYPES)
+                 if "tracker" in config else None),
+        frame=frame, box_threshold=threshold, device=str(config.get("device", "cpu")),
+        phrases={str(k): str(v) for k, v in phrases.items()})
+
+
+def perception_for(spec: Any = None) -> Perception:
+    """The perception a config names: None or "privileged", a mapping of local model directories
+    (see the module docstring), or a `Perception` object itself."""
+    if spec is None or spec == "privileged":
+        return PRIVILEGED
+    if hasattr(spec, "masks"):
+        return spec
+    if isinstance(spec, Mapping):
+        checked = _spec(spec)
+        if checked.tracker is not None:
+            from models.tracker import Tracker
+
+            return Tracker(checked)
+        from models.open_vocab import DetectSegment
+
+        return DetectSegment(checked)
+    raise TetherError(f"perception: expected 'privileged' or a mapping with `detector` and "
+                      f"`segmenter` or `tracker` directories, got {spec!r}")

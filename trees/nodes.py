@@ -28,6 +28,7 @@ from behaviours.verifier import VERIFIER_CHOICES, Expectation
 from behaviours.verify import Verify
 from behaviours.vla import VLA
 from blackboard.retrieval import DEFAULT_QUERY
+from models.perception import perception_for
 from trees.values import (
     ANY,
     BOOL,
@@ -304,20 +305,27 @@ register(NodeType(
     label=lambda p: f"replan x{p['attempts']}"))
 
 # --- input interventions: decorators over a `vla` leaf ----------------------------------------
+PERCEPTION_DOC = ("where the masks come from: `privileged` (the simulator's segmentation) or a "
+                  "mapping of local model directories, `{detector: DIR, segmenter: DIR}` or "
+                  "`{detector: DIR, tracker: DIR}` (docs/perception.md)")
 register(NodeType(
     "erase", DECORATOR, "Inpaint the `objects` (distractors) away, with OpenCV's Telea method, in "
     "every image the `vla` leaf below shows its policy.",
-    lambda name, child, objects: Erase(name, child, objects=list(objects)),
-    params={"objects": Spec(ANY, doc="entity names or aliases to erase")},
+    lambda name, child, objects, perception: Erase(
+        name, child, objects=list(objects), perception=perception_for(perception)),
+    params={"objects": Spec(ANY, doc="entity names or aliases to erase"),
+            "perception": Spec(ANY, "privileged", PERCEPTION_DOC)},
     label=lambda p: f"erase {', '.join(map(str, p['objects']))}"))
 register(NodeType(
     "paint", DECORATOR, "Overlay `colour` at opacity `alpha` on `object` (the target) in every "
     "image the `vla` leaf below shows its policy.",
-    lambda name, child, object, colour, alpha: Paint(name, child, objects=[object],
-                                                     colour=colour, alpha=alpha),
+    lambda name, child, object, colour, alpha, perception: Paint(
+        name, child, objects=[object], colour=colour, alpha=alpha,
+        perception=perception_for(perception)),
     params={"object": Spec(ENTITY, doc="the entity to paint"),
             "colour": Spec(ANY, [255, 0, 0], "RGB, 0-255"),
-            "alpha": Spec(Float(0.0), 0.5, "opacity of the overlay, 0-1")},
+            "alpha": Spec(Float(0.0), 0.5, "opacity of the overlay, 0-1"),
+            "perception": Spec(ANY, "privileged", PERCEPTION_DOC)},
     label=lambda p: f"paint {p['object']}"))
 register(NodeType(
     "rewrite", DECORATOR, "Change the instruction the `vla` leaf below gives its policy: "
