@@ -2,11 +2,13 @@
 re-stage) against the bare policy (`vla_bare.yaml`: from the start pose), on held-out init states.
 
 A run succeeds when, at its end, the object is grasped and at least 5 cm above where it started.
-Prints a markdown table (and the per-action policy time); with --card it is written to the
+Each condition is `nominal` or perturbation kinds joined by `+`. Prints a markdown table with 95%
+Wilson intervals (and the policy time per chunk); with --card the table is appended to the
 checkpoint's success.md and its model card (README.md) is regenerated.
 
     python benchmarks/vla_grasp.py --task libero_goal/8 --init-states 30-49 --trees harness bare
-    python benchmarks/vla_grasp.py --perturb distractors --card models/checkpoints/grasp_act
+    python benchmarks/vla_grasp.py --conditions nominal distractors \
+        --card models/checkpoints/grasp_act
 """
 
 from __future__ import annotations
@@ -29,6 +31,13 @@ def span(text: str) -> list[int]:
     return list(range(int(lo), int(hi or lo) + 1))
 
 
+def interval(wins: int, n: int) -> str:
+    from trees.bench.report import wilson
+
+    lo, hi = wilson(wins, n)
+    return f"{100 * lo:.0f}-{100 * hi:.0f}%"
+
+
 def main() -> None:
     from models.policy import policy_for
     from scenes.catalogue import get_task
@@ -41,46 +50,48 @@ def main() -> None:
     ap.add_argument("--init-states", default="30-49")
     ap.add_argument("--trees", nargs="+", default=["harness", "bare"], choices=list(TREES))
     ap.add_argument("--policy", default="grasp_act")
-    ap.add_argument("--perturb", action="append", default=[])
+    ap.add_argument("--conditions", nargs="+", default=["nominal"],
+                    help="nominal, or perturbation kinds joined by '+'")
     ap.add_argument("--budget", type=int, default=500)
     ap.add_argument("--card", type=Path, help="checkpoint folder: write success.md + README.md")
     args = ap.parse_args()
 
     entry = get_task(args.task)
-    condition = " + ".join(args.perturb) or "nominal"
     rows, latencies = [], []
     for tree_name in args.trees:
         tf = read_tree_file(TREES[tree_name])
-        wins, steps, start = 0, [], time.perf_counter()
-        scene = None
-        for k in span(args.init_states):
-            if scene is None:
-                scene = open_scene(entry, [build(p) for p in args.perturb], init_state=k, seed=k)
-            else:
-                scene.reset(init_state=k, seed=k)
-            params = {**goal_bindings(tf, scene.goal()), "policy": args.policy}
-            root = compile_tree(TREES[tree_name], params, resolve=scene.resolve).root
-            result = run_episode(root, scene, budget=args.budget, task=entry.id,
-                                 instruction=scene.task.language, params=params)
-            obj = params["object"]
-            ok = scene.is_grasped(obj) and scene.evaluate("lifted", {"object": obj,
-                                                                     "height": 0.05})
-            wins += ok
-            steps.append(result.steps)
-            print(f"{tree_name} init {k}: {'ok' if ok else 'FAIL'} in {result.steps} steps "
-                  f"{[e['code'] for e in result.errors]}", flush=True)
-        policy = policy_for(args.policy, scene)
-        latencies += getattr(policy, "latencies", [])
-        n = len(steps)
-        rows.append((tree_name, condition, wins, n, sum(steps) / n,
-                     (time.perf_counter() - start) / n))
-        scene.close()
+        for condition in args.conditions:
+            kinds = [] if condition == "nominal" else condition.split("+")
+            wins, steps, start = 0, [], time.perf_counter()
+            scene = None
+            for k in span(args.init_states):
+                if scene is None:
+                    scene = open_scene(entry, [build(p) for p in kinds], init_state=k, seed=k)
+                else:
+                    scene.reset(init_state=k, seed=k)
+                params = {**goal_bindings(tf, scene.goal()), "policy": args.policy}
+                root = compile_tree(TREES[tree_name], params, resolve=scene.resolve).root
+                result = run_episode(root, scene, budget=args.budget, task=entry.id,
+                                     instruction=scene.task.language, params=params)
+                obj = params["object"]
+                ok = scene.is_grasped(obj) and scene.evaluate("lifted", {"object": obj,
+                                                                         "height": 0.05})
+                wins += ok
+                steps.append(result.steps)
+                print(f"{tree_name} {condition} init {k}: {'ok' if ok else 'FAIL'} in "
+                      f"{result.steps} steps {[e['code'] for e in result.errors]}", flush=True)
+            policy = policy_for(args.policy, scene)
+            latencies += getattr(policy, "latencies", [])
+            n = len(steps)
+            rows.append((tree_name, condition, wins, n, sum(steps) / n,
+                         (time.perf_counter() - start) / n))
+            scene.close()
     lines = [f"Policy `{args.policy}` on `{entry.id}`, init states {args.init_states} "
              "(held out from training); success = grasped and lifted >= 5 cm at the end.", "",
-             "| tree | condition | success | mean steps | wall s/episode |",
-             "| --- | --- | --- | --- | --- |"]
-    lines += [f"| {t} | {c} | {w}/{n} ({100 * w / n:.0f}%) | {s:.0f} | {sec:.1f} |"
-              for t, c, w, n, s, sec in rows]
+             "| tree | condition | success | 95% interval | mean steps | wall s/episode |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {t} | {c} | {w}/{n} ({100 * w / n:.0f}%) | {interval(w, n)} | {s:.0f} "
+              f"| {sec:.1f} |" for t, c, w, n, s, sec in rows]
     if latencies:
         median = sorted(latencies)[len(latencies) // 2]
         lines += ["", f"Policy time per chunk: median {1000 * median:.0f} ms over "
