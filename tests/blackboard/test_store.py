@@ -99,11 +99,16 @@ def test_an_unknown_partition_is_refused(store):
 
 
 def test_large_partitions_switch_to_an_ivf_index_that_finds_exact_matches(tmp_path):
-    from blackboard.index import IVF_FROM, VectorIndex
+    from blackboard.index import EXACT_BELOW, NPROBE, VectorIndex
 
     rng = np.random.default_rng(0)
-    vectors = rng.standard_normal((IVF_FROM, 32)).astype(np.float32)
+    vectors = rng.standard_normal((EXACT_BELOW, 32)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    index = VectorIndex.build(32, np.arange(IVF_FROM), vectors)
-    assert "IVF" in type(index.index).__name__
-    assert index.search(vectors[123], 1)[0][0] == 123
+    index = VectorIndex.build(32, np.arange(EXACT_BELOW) + 1, vectors)
+    assert index.kind().startswith("IVF")
+    assert index.search(vectors[123], 1) == [(124, pytest.approx(1.0, abs=1e-5))]  # re-ranked
+    loaded = VectorIndex.from_bytes(32, index.to_bytes())  # search parameters are restored
+    assert f"nprobe {NPROBE}" in loaded.kind() and loaded.search(vectors[5], 1)[0][0] == 6
+    loaded.remove(np.array([124]))
+    assert len(loaded) == EXACT_BELOW - 1 and loaded.search(vectors[123], 1)[0][0] != 124
+    assert loaded.search(vectors[5], 1)[0][0] == 6
