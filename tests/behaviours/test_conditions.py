@@ -9,8 +9,11 @@ from blackboard.episode import storage
 from tests.trees.harness import (
     BOWL,
     CHEESE,
+    FAILURE,
+    INVALID,
     PLATE,
-    Status,
+    RUNNING,
+    SUCCESS,
     compile_node,
     errors,
     move_box,
@@ -18,9 +21,6 @@ from tests.trees.harness import (
     scene,
     statuses,
 )
-
-RUNNING, SUCCESS, FAILURE, INVALID = (Status.RUNNING, Status.SUCCESS, Status.FAILURE,
-                                      Status.INVALID)
 
 
 # --- check -------------------------------------------------------------------------------------

@@ -11,8 +11,11 @@ from models.vlm_judge import VLMJudge
 from tests.behaviours.verifier_fakes import EyeBackend, holding_scene, slip
 from tests.trees.harness import (
     BOWL,
+    FAILURE,
+    INVALID,
     PLATE,
-    Status,
+    RUNNING,
+    SUCCESS,
     compile_node,
     errors,
     move_box,
@@ -21,8 +24,6 @@ from tests.trees.harness import (
     statuses,
 )
 
-RUNNING, SUCCESS, FAILURE, INVALID = (Status.RUNNING, Status.SUCCESS, Status.FAILURE,
-                                      Status.INVALID)
 CARRY = "move_to: {target: [0.4, 0.4, 0.3], name: carry}"
 
 

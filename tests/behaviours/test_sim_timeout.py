@@ -9,10 +9,17 @@ import py_trees
 import pytest
 
 from behaviours.sim_timeout import SimTimeout
-from tests.trees.harness import Status, compile_node, errors, run, scene, statuses
-
-RUNNING, SUCCESS, FAILURE, INVALID = (Status.RUNNING, Status.SUCCESS, Status.FAILURE,
-                                      Status.INVALID)
+from tests.trees.harness import (
+    FAILURE,
+    INVALID,
+    RUNNING,
+    SUCCESS,
+    compile_node,
+    errors,
+    run,
+    scene,
+    statuses,
+)
 
 SLOW_MOVE = "move_to: {target: [0.3, 0.3, 0.3], name: slow}"
 

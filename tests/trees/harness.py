@@ -27,6 +27,8 @@ from trees.compiler import CompiledTree, compile_tree
 from trees.episode import EpisodeResult, Tick, run_episode
 
 Status = py_trees.common.Status
+RUNNING, SUCCESS, FAILURE, INVALID = (Status.RUNNING, Status.SUCCESS, Status.FAILURE,
+                                      Status.INVALID)
 
 BOWL, PLATE, CHEESE = "akita_black_bowl_1", "plate_1", "cream_cheese_1"
 BOXES = {

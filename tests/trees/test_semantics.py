@@ -9,8 +9,11 @@ import pytest
 from blackboard.episode import storage
 from tests.trees.harness import (
     BOWL,
+    FAILURE,
+    INVALID,
     PLATE,
-    Status,
+    RUNNING,
+    SUCCESS,
     compile_node,
     errors,
     move_box,
@@ -18,9 +21,6 @@ from tests.trees.harness import (
     scene,
     statuses,
 )
-
-RUNNING, SUCCESS, FAILURE, INVALID = (Status.RUNNING, Status.SUCCESS, Status.FAILURE,
-                                      Status.INVALID)
 
 BOWL_NEAR_PLATE = (f"check: {{predicate: near, object: {BOWL}, target: {PLATE}, distance: 0.2, "
                    "name: bowl near plate}")
