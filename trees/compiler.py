@@ -146,8 +146,8 @@ def _read_param(name: str, decl: Any, where: Where) -> Param:
             raise Invalid(f"default: {exc}") from None
     from_goal = decl.get("from_goal")
     if from_goal is not None and (isinstance(from_goal, bool) or not isinstance(from_goal, int)
-                                  or from_goal < 1):
-        raise Invalid("from_goal is the 1-based position of a goal argument")
+                                  or from_goal < 0):
+        raise Invalid("from_goal is the 1-based position of a goal argument (0: the predicate)")
     return Param(name, ptype, default, str(decl.get("doc", "")), from_goal, where)
 
 

@@ -1,0 +1,165 @@
+"""Is every task solvable? A scripted reference solution per task, run over its init states.
+
+    python benchmarks/reference_success.py                          # all 40 LIBERO tasks + tether's
+    python benchmarks/reference_success.py --tasks libero_object libero_goal/7 --init-states 3
+    python benchmarks/reference_success.py --out docs/results/reference_success.md
+
+The reference solution of a task is built from its BDDL goal alone: each goal literal is
+achieved by the library tree `REFERENCE` names for its predicate (`on`/`in` -> pick_place,
+`open` -> open_drawer, ...), its parameters bound from the literal (`from_goal`), and a goal of
+several literals is those trees in sequence, in the goal's order except that `close` literals
+come last (a drawer or door must stay open while something is put in it). The trees are analytic
+primitives on privileged poses. Each episode is a full `tether run` of that tree (no camera
+frames, no long-term memory) with a step budget of `--budget` per literal; success is LIBERO's
+own goal test. A task with a predicate no tree achieves is listed as "no skill", not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+
+from scenes.bddl import read_problem  # noqa: E402
+from scenes.catalogue import ALL_SUITES, get_task, suite_tasks  # noqa: E402
+from scenes.libero_scene import _TETHER_PREDICATE  # noqa: E402
+from trees.compiler import LIBRARY, read_tree_file  # noqa: E402
+
+# the library tree that achieves one goal literal, by predicate
+REFERENCE = {"on": "pick_place", "in": "pick_place", "open": "open_drawer"}
+LAST = ("close",)  # predicates achieved after all others
+BUDGET = 1000  # steps per goal literal
+
+
+@dataclass(frozen=True)
+class Reference:
+    task: str
+    goal: tuple[tuple[str, ...], ...]  # in the order the steps achieve it
+    trees: tuple[str, ...]
+    missing: tuple[str, ...]  # predicates without a tree
+
+    def document(self) -> dict:
+        """The reference tree: one library subtree per goal literal, in sequence."""
+        steps = []
+        for literal, name in zip(self.goal, self.trees, strict=True):
+            params = read_tree_file(LIBRARY / f"{name}.yaml").params.values()
+            steps.append({"subtree": name, "name": f"{literal[0]}({', '.join(literal[1:])})",
+                          "with": {p.name: literal[p.from_goal] for p in params
+                                   if p.from_goal is not None and p.from_goal < len(literal)}})
+        return {"tree": "reference", "doc": f"reference solution of {self.task}",
+                "root": {"sequence": {"name": "reference solution", "children": steps}}}
+
+
+def goal_of(task: str) -> tuple[tuple[str, ...], ...]:
+    """The task's goal literals with tether's predicate names, `close` literals last."""
+    goal = [(_TETHER_PREDICATE.get(lit[0], lit[0]), *lit[1:])
+            for lit in read_problem(get_task(task).bddl_file).goal]
+    return tuple([g for g in goal if g[0] not in LAST] + [g for g in goal if g[0] in LAST])
+
+
+def reference_for(task: str) -> Reference:
+    goal = goal_of(task)
+    missing = tuple(dict.fromkeys(g[0] for g in goal if g[0] not in REFERENCE))
+    trees = () if missing else tuple(REFERENCE[g[0]] for g in goal)
+    return Reference(get_task(task).id, goal, trees, missing)
+
+
+def run_reference(ref: Reference, init_states: list[int], runs: Path,
+                  budget: int = BUDGET) -> list[dict]:
+    """One episode of `ref`'s tree per init state: success, steps, error codes."""
+    from trees.recorder import FrameSettings
+    from trees.run import run
+
+    path = runs / f"reference-{ref.task.replace('/', '-')}.yaml"
+    path.write_text(yaml.safe_dump(ref.document(), sort_keys=False))
+    rows = []
+    for k in init_states:
+        rec = run(path, ref.task, seed=k, init_state=k, runs=runs, frames=FrameSettings(),
+                  memory="none", record=False, budget=budget * len(ref.goal))
+        r = rec.result
+        rows.append({"task": ref.task, "init_state": k, "success": bool(r.success),
+                     "steps": r.steps, "errors": [e["code"] for e in r.errors],
+                     "wall": rec.wall_seconds})
+    return rows
+
+
+def markdown(refs: list[Reference], rows: list[dict], n: int) -> str:
+    """A table per suite (success k/n, mean steps, error codes), suite totals, missing skills."""
+    by_task: dict[str, list[dict]] = {}
+    for row in rows:
+        by_task.setdefault(row["task"], []).append(row)
+    out = []
+    for suite in dict.fromkeys(r.task.split("/")[0] for r in refs):
+        srefs = [r for r in refs if r.task.startswith(suite + "/")]
+        out += [f"### {suite}", "", "| # | task | goal | reference | success | mean steps | "
+                "error codes (recoveries and failures) |", "|" + " --- |" * 7]
+        ok = total = 0
+        for ref in srefs:
+            t = get_task(ref.task)
+            goal = " ".join(f"{g[0]}({', '.join(g[1:])})" for g in ref.goal)
+            if ref.missing:
+                out.append(f"| {t.index} | {t.name} | {goal} | no skill: {', '.join(ref.missing)}"
+                           f" | - | - | - |")
+                total += n
+                continue
+            rs = by_task.get(ref.task, [])
+            k = sum(r["success"] for r in rs)
+            ok, total = ok + k, total + len(rs)
+            codes = Counter(c for r in rs for c in r["errors"])
+            steps = f"{sum(r['steps'] for r in rs) / len(rs):.0f}" if rs else "-"
+            out.append(f"| {t.index} | {t.name} | {goal} | {' + '.join(ref.trees)} | "
+                       f"**{k}/{len(rs)}** | {steps} | "
+                       + (", ".join(f"{c} x{m}" for c, m in codes.most_common()) or "-") + " |")
+        solved = sum(1 for ref in srefs if not ref.missing
+                     and sum(r["success"] for r in by_task.get(ref.task, []))
+                     >= 0.9 * max(1, len(by_task.get(ref.task, []))))
+        out += ["", f"**{suite}: {ok}/{total} episodes succeed ({ok / max(1, total):.0%}; tasks "
+                f"without a skill count as failures); {solved}/{len(srefs)} tasks at >= 90%.**",
+                ""]
+    failed = [f"{r['task']}#{r['init_state']}" for r in rows if not r["success"]]
+    out += ["Failed episodes: " + (", ".join(failed) or "none"), ""]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> str:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", nargs="*", default=list(ALL_SUITES),
+                    help="tasks (SUITE/NAME, SUITE/INDEX) or whole suites; default: all five")
+    ap.add_argument("--init-states", type=int, default=10, help="init states 0..N-1 per task")
+    ap.add_argument("--first", type=int, default=0, help="first init state")
+    ap.add_argument("--budget", type=int, default=BUDGET, help="step budget per goal literal")
+    ap.add_argument("--out", type=Path, help="also write the markdown tables here")
+    ap.add_argument("--json", type=Path, help="also write the per-episode results here")
+    args = ap.parse_args(argv)
+    from tqdm import tqdm
+
+    tasks = [t.id for spec in args.tasks
+             for t in (suite_tasks(spec) if "/" not in spec else [get_task(spec)])]
+    refs = [reference_for(t) for t in tasks]
+    states = list(range(args.first, args.first + args.init_states))
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as runs:
+        for ref in tqdm([r for r in refs if not r.missing], desc="tasks", unit="task"):
+            rows += run_reference(ref, states, Path(runs), args.budget)
+            if args.json:
+                args.json.write_text(json.dumps(rows, indent=1))
+    text = markdown(refs, rows, len(states))
+    print(text)
+    if args.out:
+        cmd = "python benchmarks/reference_success.py " + " ".join(argv or sys.argv[1:])
+        args.out.write_text(f"```\n{cmd.strip()}\n```\n\n{text}")
+    return text
+
+
+if __name__ == "__main__":
+    main()
