@@ -1,92 +1,253 @@
-"""How well the offline `memory` planner reads the suites' instructions (no memory, parser path).
+"""How well the offline `memory` planner reads the suites' instructions, and (`--execute`) whether
+the trees it plans succeed.
 
-For every task of LIBERO's four suites and tether's own suite, every phrasing (the BDDL's own,
-the tether sidecar's, and the paraphrases below) is planned against the task's scene at init
-state 0: parsed, grounded over the scene's names and positions, turned into steps, and the plan
-compiled with the tree compiler. A row says whether the grounded goals equal the task's own BDDL
-goal (`goal`), and whether a plan came out that compiles (`plan`); when not, why.
+For every task and every phrasing of it (the BDDL's own, the tether sidecar's, and the
+paraphrases below) the `memory` planner (`trees.planning.offline.MemoryPlanner`, no memory: the
+instruction parser; `--memory PATH`: remembered plans first) plans against the task's scene at
+the init state: parsed, grounded over the scene's names and positions, turned into steps, and
+the plan compiled with the tree compiler. A row says whether the grounded goals equal the
+task's own BDDL goal (`goal`), and whether a plan came out that compiles (`plan`); when not, why.
 
-    .venv/bin/python benchmarks/planning.py [SUITE ...] [--markdown]
+With `--execute` every compiling plan is also RUN nominally, exactly as `tether do` runs it
+(`trees.planning.session.do_instruction`: the safety rules' tree, its `replan` node asking the
+same planner), for one episode per init state; success is LIBERO's own goal test. Tasks are
+split by whether the library has a skill for every predicate of their BDDL goal
+(`trees.planning.skills.SKILLS`): the tasks without one are reported as `no skill`, not dropped.
+
+    .venv/bin/python benchmarks/planning.py [SUITE|SUITE/TASK ...] [--markdown]
+    .venv/bin/python benchmarks/planning.py libero_spatial libero_object libero_goal tether \\
+        --execute [--init-states N] [--memory PATH] [--out docs/results/planning.md]
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import sys
+import tempfile
 import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
 
 PARAPHRASES = {  # our own: synonyms, other verbs, other word order
     "libero_object/0": ["put the alphabet soup into the basket",
                         "drop the soup can in the basket"],
+    "libero_object/1": ["put the cream cheese box in the basket"],
+    "libero_object/2": ["place the salad dressing bottle into the basket"],
+    "libero_object/3": ["put the barbecue sauce in the basket"],
     "libero_object/4": ["grab the ketchup and put it inside the basket"],
+    "libero_object/5": ["drop the tomato sauce into the basket"],
+    "libero_object/6": ["put the butter into the basket"],
+    "libero_object/7": ["put the milk carton in the basket"],
+    "libero_object/8": ["put the pudding in the basket"],
     "libero_object/9": ["place the orange juice in the basket"],
     "libero_goal/0": ["pull the middle drawer of the cabinet open"],
     "libero_goal/1": ["place the black bowl onto the stove"],
+    "libero_goal/2": ["place the wine bottle on the top of the cabinet"],
+    "libero_goal/3": ["open the top drawer of the cabinet and put the black bowl in it"],
+    "libero_goal/4": ["put the black bowl on the cabinet"],
+    "libero_goal/5": ["slide the plate in front of the stove"],
     "libero_goal/6": ["put the cream cheese box into the bowl"],
     "libero_goal/8": ["pick up the bowl and place it on the plate",
                       "move the black bowl onto the plate"],
     "libero_goal/9": ["place the wine bottle onto the wine rack"],
     "libero_spatial/0": ["put the black bowl between the plate and the ramekin on the plate"],
+    "libero_spatial/2": ["grab the bowl in the middle of the table and set it on the plate"],
+    "libero_spatial/3": ["take the bowl sitting on the cookie box and put it onto the plate"],
     "libero_spatial/5": ["take the black bowl on the ramekin and put it on the plate"],
+    "libero_spatial/7": ["move the black bowl that is on the stove to the plate"],
+    "libero_spatial/9": ["put the bowl from the top of the cabinet on the plate"],
     "libero_10/0": ["put the alphabet soup and the tomato sauce in the basket"],
     "libero_10/3": ["put the black bowl in the bottom drawer of the cabinet, then close it"],
 }
 
 
-def main(argv: list[str]) -> int:
-    from scenes.catalogue import ALL_SUITES, list_tasks
+def phrasings(task) -> list[str]:
+    """The BDDL's instruction, the sidecar's phrasings, our paraphrases; no duplicates."""
+    return list(dict.fromkeys([task.language, *task.instructions,
+                               *PARAPHRASES.get(f"{task.suite}/{task.index}", [])]))
+
+
+@dataclass
+class Row:
+    task: str  # SUITE/INDEX
+    text: str
+    init_state: int
+    skill: bool  # the library has a skill for every predicate of the task's goal
+    planner: str = ""  # which path planned (parser, memory:<id>); "" when none did
+    goals: str = ""
+    ok_goal: bool = False
+    ok_plan: bool = False  # a plan that compiles
+    why: str = ""
+    ran: bool = False
+    success: bool = False
+    steps: int = 0
+    codes: list[str] = field(default_factory=list)
+    ended: str = ""  # the tree's status, or "budget spent"
+
+    def reason(self) -> str:
+        if not self.ok_plan or not self.ok_goal:
+            return self.why
+        if self.ran and not self.success:
+            if self.why:  # the run itself raised
+                return self.why
+            codes = Counter(self.codes)
+            return f"episode failed ({self.ended}): " + (
+                ", ".join(f"{c} x{n}" for c, n in codes.most_common()) or "no error")
+        return ""
+
+
+def plan_rows(task, init_state: int, planner) -> tuple[list[Row], list]:
+    """Plan every phrasing of `task` in its scene at `init_state`; rows and plans (or None)."""
     from scenes.errors import TetherError
     from scenes.libero_scene import LiberoScene
     from scenes.referring import SceneFacts
     from trees.planning.instructions import parse
-    from trees.planning.offline import ground_goals, plan_goals
+    from trees.planning.offline import ground_goals
     from trees.planning.plan import check_plan
+    from trees.planning.request import PlanRequest
+    from trees.planning.skills import SKILLS, Goal
 
-    markdown = "--markdown" in argv
-    suites = [a for a in argv if not a.startswith("--")] or list(ALL_SUITES)
-    rows, start = [], time.perf_counter()
-    for task in list_tasks(suites):
-        phrasings = list(dict.fromkeys([task.language, *task.instructions,
-                                        *PARAPHRASES.get(f"{task.suite}/{task.index}", [])]))
-        with contextlib.redirect_stdout(io.StringIO()):
-            scene = LiberoScene(task, init_state=0, seed=0)
+    with contextlib.redirect_stdout(io.StringIO()):
+        scene = LiberoScene(task, init_state=init_state, seed=init_state)
+    rows, plans = [], []
+    try:
         facts, goal = SceneFacts.of(scene), set(scene.goal())
-        for text in phrasings:
-            got, ok_goal, ok_plan, why = "", False, False, ""
-            try:
-                goals = ground_goals(parse(text), facts)
-                got = ", ".join(str(g) for g in goals)
-                ok_goal = {(g.predicate, *g.args) for g in goals} >= goal  # may add steps it says
-                if not ok_goal:
-                    why = "goal differs from BDDL " + ", ".join(
-                        f"{p}({', '.join(a)})" for p, *a in sorted(goal))
-                problems = check_plan(plan_goals(text, goals), scene.resolve)
-                ok_plan = not problems
-                why = why or "; ".join(problems)
+        skill = all(p in SKILLS for p, *_ in goal)
+        for text in phrasings(task):
+            row = Row(f"{task.suite}/{task.index}", text, init_state, skill)
+            plan = None
+            try:  # what the parser grounds, whether or not a skill achieves it
+                parsed = ground_goals(parse(text), facts)
             except TetherError as exc:
-                why = str(exc).splitlines()[0]
-            rows.append((task.suite, task.index, text, ok_goal, ok_plan, got, why))
+                parsed, row.why = None, str(exc).splitlines()[0]
+            try:
+                plan = planner.plan(PlanRequest(text, facts, resolve=scene.resolve))
+                row.planner = plan.planner
+                goals = [Goal(e["predicate"], tuple(v for k, v in e.items() if k != "predicate"))
+                         for s in plan.subtasks for e in s.expect]
+                problems = check_plan(plan, scene.resolve)
+                row.ok_plan, row.why = not problems, "; ".join(problems)
+            except TetherError as exc:
+                goals, row.why = parsed or [], row.why or str(exc).splitlines()[-1]
+            row.goals = ", ".join(str(g) for g in goals)
+            row.ok_goal = bool(goals) and {(g.predicate, *g.args) for g in goals} >= goal
+            if goals and not row.ok_goal:  # may add steps it says, never miss the goal
+                row.why = (row.why + "; " if row.why else "") + "goal differs from BDDL " + \
+                    ", ".join(f"{p}({', '.join(a)})" for p, *a in sorted(goal))
+            rows.append(row)
+            plans.append(plan if row.ok_plan else None)
+    finally:
         scene.close()
-    for suite in suites:
-        mine = [r for r in rows if r[0] == suite]
-        if not markdown:
-            print(f"{suite}: goal {sum(r[3] for r in mine)}/{len(mine)}, "
-                  f"plan {sum(r[3] and r[4] for r in mine)}/{len(mine)}")
-    if markdown:
+    return rows, plans
+
+
+def execute(row: Row, plan, task, options, runs: Path, memory: str) -> None:
+    """Run `plan` as `tether do` does, one episode at the row's init state."""
+    from scenes.errors import TetherError
+    from trees.planning.session import do_instruction
+    from trees.recorder import FrameSettings
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            record, _ = do_instruction(row.text, task.id, options=options, plan=plan,
+                                       seed=row.init_state, init_state=row.init_state, runs=runs,
+                                       memory=memory, frames=FrameSettings())
+    except TetherError as exc:  # a plan that compiled alone but not in the run: a bug to see
+        row.ran, row.why = True, f"run error: {str(exc).splitlines()[0]}"
+        return
+    r = record.result
+    row.ran, row.success, row.steps = True, bool(r.success), r.steps
+    row.codes = [e["code"] for e in r.errors]
+    row.ended = f"tree {r.tree_status}" if r.ended_by == "tree" else "budget spent"
+
+
+def mark(b: bool) -> str:
+    return "✓" if b else "✗"
+
+
+def task_table(rows: list[Row]) -> list[str]:
+    """Per task: phrasings x init states planned / compiled / succeeded, failures' reasons."""
+    out = ["| task | skill | instructions | goal grounded | plan compiles | succeeded | "
+           "failures (why) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    by_task: dict[str, list[Row]] = {}
+    for r in rows:
+        by_task.setdefault(r.task, []).append(r)
+    for task, rs in by_task.items():
+        fails = [f"\"{r.text}\"{f' #{r.init_state}' if r.init_state else ''}: {r.reason()}"
+                 for r in rs if r.reason()]
+        out.append(f"| {task} | {'yes' if rs[0].skill else '**no skill**'} | {len(rs)} | "
+                   f"{sum(r.ok_goal for r in rs)} | {sum(r.ok_goal and r.ok_plan for r in rs)} | "
+                   f"{sum(r.success for r in rs)} | {'<br>'.join(fails) or '-'} |")
+    return out
+
+
+def totals(rows: list[Row], executed: bool) -> list[str]:
+    out = ["| set | instructions | goal grounded | plan compiles | succeeded |",
+           "| --- | --- | --- | --- | --- |"]
+    groups = [(s, [r for r in rows if r.task.split("/")[0] == s and r.skill])
+              for s in dict.fromkeys(r.task.split("/")[0] for r in rows)]
+    groups += [("**all with a skill**", [r for r in rows if r.skill]),
+               ("no skill (close, turn on, ...)", [r for r in rows if not r.skill])]
+    for name, rs in groups:
+        if not rs:
+            continue
+        n = len(rs)
+        ok = sum(r.success for r in rs)
+        out.append(f"| {name} | {n} | {sum(r.ok_goal for r in rs)} | "
+                   f"{sum(r.ok_goal and r.ok_plan for r in rs)} | "
+                   f"{f'{ok} ({ok / n:.0%})' if executed else '-'} |")
+    return out
+
+
+def main(argv: list[str]) -> int:
+    from scenes.catalogue import ALL_SUITES, get_task, list_tasks
+    from trees.planning.session import PlannerOptions, make_planner
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tasks", nargs="*", help="suites or SUITE/TASK (default: all suites)")
+    ap.add_argument("--markdown", action="store_true", help="print the rows as markdown")
+    ap.add_argument("--execute", action="store_true", help="run every compiling plan")
+    ap.add_argument("--init-states", type=int, default=1, help="init states 0..N-1")
+    ap.add_argument("--memory", default="none", metavar="PATH|none",
+                    help="the memory planner's store; with --execute the runs add to it")
+    ap.add_argument("--runs", type=Path, help="keep the run directories here (default: a tmp)")
+    ap.add_argument("--out", type=Path, help="write the markdown tables here")
+    args = ap.parse_args(argv)
+    specs = args.tasks or list(ALL_SUITES)
+    tasks = [t for s in specs for t in ([get_task(s)] if "/" in s else list_tasks([s]))]
+    options = PlannerOptions(memory=args.memory)
+    planner = make_planner(options)
+    rows: list[Row] = []
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = args.runs or Path(tmp)
+        for task in tasks:
+            for k in range(args.init_states):
+                mine, plans = plan_rows(task, k, planner)
+                for row, plan in zip(mine, plans, strict=True):
+                    if args.execute and plan is not None and row.ok_goal:
+                        execute(row, plan, task, options, runs, args.memory)
+                    print(("" if not row.ran else mark(row.success)) + mark(row.ok_goal)
+                          + mark(row.ok_plan) + f" {row.task} #{k}: {row.text}  ->  "
+                          + (row.reason() or row.goals), flush=True)
+                rows += mine
+    wall = time.perf_counter() - start
+    if args.markdown and not args.execute:
         print("| task | instruction | goal | plan | grounded / why not |\n"
               "| --- | --- | --- | --- | --- |")
-    for suite, index, text, ok_goal, ok_plan, got, why in rows:
-        mark = lambda b: "✓" if b else "✗"  # noqa: E731
-        if markdown:
-            print(f"| {suite}/{index} | {text} | {mark(ok_goal)} | {mark(ok_plan)} | "
-                  f"{why or got} |")
-        else:
-            print(f"{mark(ok_goal)}{mark(ok_plan)} {suite}/{index}: {text}  ->  {why or got}")
-    total = len(rows)
-    print(f"\n{sum(r[3] for r in rows)}/{total} instructions grounded to the task's goal, "
-          f"{sum(r[3] and r[4] for r in rows)}/{total} with a compiling plan "
-          f"({time.perf_counter() - start:.0f} s)")
+        for r in rows:
+            print(f"| {r.task} | {r.text} | {mark(r.ok_goal)} | {mark(r.ok_plan)} | "
+                  f"{r.why or r.goals} |")
+    lines = (task_table(rows) + [""] if args.execute else []) + totals(rows, args.execute)
+    print("\n" + "\n".join(lines))
+    print(f"\n{len(rows)} instructions x init states, {wall:.0f} s")
+    if args.out:
+        command = "MUJOCO_GL=egl .venv/bin/python benchmarks/planning.py " + " ".join(argv)
+        args.out.write_text("```\n" + command + "\n```\n\n" + "\n".join(lines) + "\n",
+                            encoding="utf-8")
     return 0
 
 

@@ -92,6 +92,18 @@ def near(robot: Robot, object: str, target: str, distance: float) -> bool:
 
 
 @register(
+    "within_reach",
+    (OBJECT, TARGET, Param("distance", NUMBER, 0.03)),
+    "the nearest point of `object`'s bounding box is within `distance` m of the centre of `target` "
+    "('gripper' is the end effector): a held object is, whatever its size.",
+)
+def within_reach(robot: Robot, object: str, target: str, distance: float) -> bool:
+    low, high = robot.extent_of(object)
+    point = np.asarray(robot.position(target), float)
+    return float(np.linalg.norm(point - np.clip(point, low, high))) <= distance
+
+
+@register(
     "grasp_clear",
     (OBJECT, Param("yaw", NUMBER, 0.0)),
     "the open fingers can come straight down onto `object`'s grasp point with the wrist at `yaw` "

@@ -16,7 +16,9 @@ returns the canonical entity a noun phrase refers to, or raises `TetherError` sa
 
 Roles refine the result: the target of `in` (and of `on` when it is a fixture such as the stove)
 is the entity's own region (`basket_1_contain_region`, `flat_stove_1_cook_region`), chosen by the
-phrase's remaining words ("back compartment" -> `..._back_contain_region`). A location phrase
+phrase's remaining words ("back compartment" -> `..._back_contain_region`); `on` a fixture with
+a surface region means the surface ("on the cabinet" -> `wooden_cabinet_1_top_side`, not the
+top drawer). A location phrase
 ("next to the plate", "to the front of the stove") grounds to regions only.
 """
 
@@ -251,6 +253,7 @@ def ground(phrase: str, facts: SceneFacts, *, role: str = "object",
         extra = set(words(phrase))
         scored = sorted(regions, key=lambda r: (
             -len(extra & set(words(r.replace("_", " ")))),
+            not (role == "on" and r.endswith("_side")),  # on a fixture: its surface, if any
             next((i for i, p in enumerate(PREFERRED_REGIONS) if p in r), 99)))
         return scored[0]
     return entity

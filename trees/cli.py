@@ -1,6 +1,7 @@
 """The `tether` command: thin verbs over library functions.
 
     tether run TREE --task SUITE/TASK [--seed N] [--with KEY=VALUE]...   run one episode
+        [--verifier vlm --base-url URL --model NAME]                     (a VLM judges verify)
     tether check FILE... [--task SUITE/TASK]                             validate and print trees
     tether tasks [SUITE]                                                 list LIBERO tasks
     tether doctor                                                        check the installation
@@ -31,6 +32,7 @@ from rich.table import Column, Table
 from scenes.errors import TetherError
 from trees.bench_cli import register as register_bench_verb
 from trees.memory_cli import memory_app
+from trees.planning_cli import BaseUrl, Model, Timeout, Verifier, VerifierBackend, verifier_service
 from trees.planning_cli import register as register_planning_verbs
 from trees.policy_cli import register as register_policy_verbs
 from trees.scenes_cli import scenes_app
@@ -97,6 +99,11 @@ def run(
         "'fresh' (a new store in the run directory) or 'none' (memory off). Default: "
         "RUNS/memory.db.")] = None,
     perturb: PerturbOpt = None,
+    verifier: Verifier = "sim",
+    verifier_backend: VerifierBackend = "openai",
+    model: Model = "",
+    base_url: BaseUrl = "http://localhost:8000/v1",
+    timeout: Timeout = 60.0,
 ) -> None:
     """Run one episode of TREE on a LIBERO task and report the result.
 
@@ -114,14 +121,20 @@ def run(
     def display(root: py_trees.behaviour.Behaviour, robot):
         return LiveTree(root, robot, out) if use_live else TipLines(robot, out)
 
+    from trees.planning.session import close_services
+
+    services: dict = {}
     try:
+        services = verifier_service(verifier, verifier_backend, "", model, base_url, timeout)
         record = run_tree(tree, task, seed=seed, init_state=init_state, given=_bindings(with_),
                           budget=budget, runs=runs, display=display,
                           record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
                           if frame_every else FrameSettings(), memory=memory,
-                          perturb=perturb or ())
+                          perturb=perturb or (), services=services)
     except TetherError as exc:
         raise _fail(exc) from None
+    finally:
+        close_services(services)
     r = record.result
     verdict = "[bold green]SUCCESS[/]" if r.success else "[bold red]FAILURE[/]"
     out.print(f"{verdict}  task {record.task} (init state {record.init_state})", markup=True)

@@ -1,7 +1,7 @@
 """`tether plan` and `tether do`: thin verbs over `trees.planning.session`.
 
     tether plan "INSTRUCTION" --task SUITE/TASK -o tree.yaml [--backend memory|openai|transformers]
-    tether do "INSTRUCTION" --task SUITE/TASK [--seed N] [--backend ...]
+    tether do "INSTRUCTION" --task SUITE/TASK [--seed N] [--backend ...] [--verifier vlm]
 """
 
 from __future__ import annotations
@@ -32,6 +32,13 @@ MaxTokens = Annotated[int, typer.Option(help="Most tokens a planner reply may ha
 Memory = Annotated[str | None, typer.Option(metavar="PATH|none",
                                             help="Long-term store (memory planner and do).")]
 Safety = Annotated[Path | None, typer.Option(help="Safety rules YAML (docs/planner.md).")]
+Verifier = Annotated[str, typer.Option(
+    metavar="sim|vlm", help="Who judges the expected effects (`verify`/`monitor` nodes with "
+    "verifier auto): sim (the sim's predicates) or vlm (a VLM asked about the agentview image, "
+    "behind --verifier-backend with --base-url/--model/--timeout).")]
+VerifierBackend = Annotated[str | None, typer.Option(
+    metavar="openai|transformers", help="The VLM verifier's chat backend (default: --backend "
+    "when it is one).")]
 
 
 def _options(backend: str, model: str, base_url: str, timeout: float, attempts: int,
@@ -42,6 +49,16 @@ def _options(backend: str, model: str, base_url: str, timeout: float, attempts: 
     return PlannerOptions(backend=backend, attempts=attempts, memory=memory,
                           config=BackendConfig(model=model, base_url=base_url, timeout=timeout,
                                                max_tokens=max_tokens))
+
+
+def verifier_service(verifier: str, verifier_backend: str | None, backend: str, model: str,
+                     base_url: str, timeout: float, max_tokens: int = 16) -> dict:
+    """The run's services for `--verifier` (also used by `tether run`)."""
+    from models.planners import BackendConfig
+    from trees.planning.session import verifier_services
+
+    return verifier_services(verifier, verifier_backend or backend, BackendConfig(
+        model=model, base_url=base_url, timeout=timeout, max_tokens=max_tokens))
 
 
 def _safety(path: Path | None):
@@ -74,27 +91,34 @@ def plan(instruction: Instruction, task: Task,
 def do(instruction: Instruction, task: Task, backend: Backend = "memory", model: Model = "",
        base_url: BaseUrl = "http://localhost:8000/v1", timeout: Timeout = 60.0,
        attempts: Attempts = 3, max_tokens: MaxTokens = 1024, memory: Memory = None,
-       safety: Safety = None,
+       safety: Safety = None, verifier: Verifier = "sim",
+       verifier_backend: VerifierBackend = None,
        seed: Annotated[int, typer.Option(help="Seed (init state seed % 50).")] = 0,
        budget: Annotated[int, typer.Option(help="Step budget of the episode.")] = 1500,
        runs: Annotated[Path, typer.Option(help="Folder for the run directory.")] = Path("runs"),
        ) -> None:
     """Plan INSTRUCTION for a task and run the planned tree for one episode."""
-    from trees.planning.session import do_instruction
+    from trees.planning.session import close_services, do_instruction
 
+    services: dict = {}
     try:
+        services = verifier_service(verifier, verifier_backend, backend, model, base_url,
+                                    timeout)
         record, planned = do_instruction(
             instruction, task, seed=seed, runs=runs, budget=budget, memory=memory,
             options=_options(backend, model, base_url, timeout, attempts, memory,
                              max_tokens),
-            safety=_safety(safety))
+            safety=_safety(safety), services=services)
     except TetherError as exc:
         err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None
+    finally:
+        close_services(services)
     r = record.result
     verdict = "[bold green]SUCCESS[/]" if r.success else "[bold red]FAILURE[/]"
-    out.print(f"{verdict}  \"{instruction}\" on {record.task} (planned by {planned.planner}), "
-              f"{r.steps} steps", markup=True)
+    out.print(f"{verdict}  \"{instruction}\" on {record.task} (planned by {planned.planner}"
+              + (f", verified by {services['verifier'].name}" if services else "")
+              + f"), {r.steps} steps", markup=True)
     for e in r.errors[-3:]:
         out.print(f"  error {e['code']} at step {e['step']} in '{e['node']}': {e['message']}")
     out.print(f"  run files: {record.run_dir}/ (plan.json, tree.txt, trace.jsonl)")

@@ -30,7 +30,7 @@ def test_a_planned_tree_shows_the_recoveries_the_rules_added(tmp_path):
     shown = py_trees.display.unicode_tree(root)
     for part in ("plan, else replan", "budget 700 steps", f"verified grasp of {BOWL}",
                  f"check grasped({BOWL})", "empty grasp: let go and re-stage",
-                 "lift and resume when stuck", "error is STUCK", f"check on({BOWL}, {PLATE})",
+                 "lift and resume when stuck", "error is STUCK", f"verify on({BOWL}, {PLATE})",
                  "replan x1"):
         assert part in shown, part
 

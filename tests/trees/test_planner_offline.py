@@ -68,6 +68,8 @@ def test_the_parser_quotes_what_it_cannot_read():
     ("the basket", "in", "basket_1_contain_region"),
     ("the stove", "on", "flat_stove_1_cook_region"),
     ("top side of the cabinet", "on", "wooden_cabinet_1_top_side"),
+    ("the cabinet", "on", "wooden_cabinet_1_top_side"),
+    ("the top drawer", "in", "wooden_cabinet_1_top_region"),
     ("the lowest drawer of the wooden cabinet", "articulated", "wooden_cabinet_1_bottom_region"),
     ("next to the plate", "location", "main_table_next_to_plate_region"),
 ])
@@ -88,6 +90,23 @@ def test_in_a_bowl_is_on_it_and_in_a_container_is_in_it():
                                "basket"), FACTS)
     assert goals == [Goal("on", ("glazed_rim_porcelain_ramekin_1", "akita_black_bowl_2")),
                      Goal("in", ("akita_black_bowl_1", "basket_1_contain_region"))]
+
+
+def test_to_puts_into_a_receptacle_and_onto_anything_else():
+    goals = ground_goals(parse("move the right bowl that is next to the plate to the basket, then "
+                               "bring the ramekin to the stove, then the left bowl to the top "
+                               "drawer, then the middle bowl to the plate"), FACTS)
+    assert goals == [Goal("in", ("akita_black_bowl_1", "basket_1_contain_region")),
+                     Goal("on", ("glazed_rim_porcelain_ramekin_1", "flat_stove_1_cook_region")),
+                     Goal("in", ("akita_black_bowl_3", "wooden_cabinet_1_top_region")),
+                     Goal("on", ("akita_black_bowl_2", "plate_1"))]
+
+
+def test_on_the_top_of_a_fixture_is_its_top_side_and_closest_to_is_no_destination():
+    assert ground_goals(parse("place the bowl nearest the robot on the top of the cabinet"),
+                        FACTS) == [Goal("on", ("akita_black_bowl_3", "wooden_cabinet_1_top_side"))]
+    assert parse("put the bowl closest to the robot on the plate") == [
+        Literal("on", "the bowl closest to the robot", "the plate")]
 
 
 def test_a_goal_without_a_skill_is_reported_not_guessed():

@@ -23,12 +23,14 @@ from scenes.errors import TetherError
 PLACE_VERBS = r"(?:put|place|move|set|stack|nest|drop|bring|transfer|push|slide|carry|lay)"
 PICK_VERBS = r"(?:pick up|pick|grab|take|get|lift|find|grasp)"
 RELATIONS = [  # longest first; (words, predicate, location)
-    ("on top of", "on top of", False), ("onto", "on", False), ("on to", "on", False),
+    ("on the top of", "on top of", False), ("on top of", "on top of", False),
+    ("onto", "on", False), ("on to", "on", False),
     ("into", "in", False), ("inside of", "in", False), ("inside", "in", False),
     ("in front of", "on", True), ("to the front of", "on", True), ("to the back of", "on", True),
     ("to the right of", "on", True), ("to the left of", "on", True), ("next to", "on", True),
     ("beside", "on", True), ("between", "on", True), ("behind", "on", True),
     ("on", "on", False), ("in", "in", False),
+    ("to", "to", False),  # "move the bowl to the plate": on it, or in it when it is a receptacle
 ]
 REL = "|".join(re.escape(r) for r, _, _ in RELATIONS)
 FILLERS = [r"\bso (?:that )?it (?:is|sits|ends up|rests)\b", r"\bright (?=next to)",

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,13 @@ def _container(entity: str) -> bool:
     return is_region(entity) and "table" not in entity
 
 
+def _receptacle(entity: str) -> bool:
+    """A region things go into (LIBERO's names): a basket's or caddy's `contain` region, a
+    microwave's `heating` region, a cabinet's drawer."""
+    return bool(re.search(r"_(contain|heating)_region$|cabinet_\d+_(top|middle|bottom)_region$",
+                          entity))
+
+
 def ground_goals(literals: list[Literal], facts: SceneFacts) -> list[Goal]:
     """Grounded goals of parsed literals; `TetherError` naming the phrase that did not ground."""
     goals: list[Goal] = []
@@ -52,6 +60,14 @@ def ground_goals(literals: list[Literal], facts: SceneFacts) -> list[Goal]:
             taken = {g.args[0] for g in goals}
             objects = [ground(lit.object, facts, exclude=taken)]
         for obj in objects:
+            if lit.predicate == "to":  # into a receptacle, else onto the target
+                target = ground(lit.target, facts, role="in", exclude={obj})
+                if _receptacle(target):
+                    goals.append(Goal("in", (obj, target)))
+                    continue
+                target = ground(lit.target, facts, role="on", exclude={obj})
+                goals.append(Goal("on", (obj, target)))
+                continue
             role = "location" if lit.location else lit.predicate
             target = ground(lit.target, facts, role=role, exclude={obj})
             predicate = "in" if lit.predicate == "in" and _container(target) else "on"

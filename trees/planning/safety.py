@@ -12,8 +12,9 @@ can be switched off or tuned. Applied per step, innermost first, then per sub-ta
     carry   `move_to` carrying an object -> monitor every `every` steps that the object stays
             within `reach` of the gripper (a slipped object preempts the carry: PREEMPTED)
     stuck   any acting step -> selector [step, (error_is STUCK, lift `lift` m, step again)]
-    budget  each sub-task -> timeout `steps` [steps..., check expected effects, remember
-            (an event boundary)]
+    budget  each sub-task -> timeout `steps` [steps..., verify expected effects, remember
+            (an event boundary)]; `verify` with `verifier: auto`: the sim's predicates, or
+            the run's VLM verifier when it has one (`tether do --verifier vlm`)
     replan  the plan -> selector [sub-tasks, replan `attempts`]
 
 A rule whose node type is not registered (e.g. `vla` before the VLA leaf exists) never matches.
@@ -52,7 +53,7 @@ class VlaRule:
 class CarryRule:
     enabled: bool = True
     every: int = 5  # control steps between checks
-    reach: float = 0.09  # farthest the carried object's centre may be from the gripper (m)
+    reach: float = 0.03  # farthest the carried object's bounding box may be from the gripper (m)
 
 
 @dataclass
@@ -146,7 +147,7 @@ def _carry(node: Node, cfg: SafetyConfig) -> Node:
     obj = _carried(node)
     if not cfg.carry.enabled or not isinstance(obj, str) or "monitor" not in NODE_TYPES:
         return node
-    return {"monitor": {"name": f"{obj} stays in the gripper", "predicate": "near",
+    return {"monitor": {"name": f"{obj} stays in the gripper", "predicate": "within_reach",
                         "object": obj, "target": "gripper", "distance": cfg.carry.reach,
                         "every": cfg.carry.every, "verifier": "sim", "child": node}}
 
@@ -179,7 +180,7 @@ def wrap_step(node: Node, cfg: SafetyConfig) -> Node:
 def wrap_subtask(index: int, goal: str, steps: list[Node], expect: list[dict],
                  cfg: SafetyConfig) -> Node:
     children = [wrap_step(s, cfg) for s in steps]
-    children += [{"check": {**e, "error": "CONDITION_FAILED"}} for e in expect]
+    children += [{"verify": {**e, "error": "CONDITION_FAILED"}} for e in expect]
     body: Node = {"sequence": {"name": f"sub-task {index + 1}: {goal}", "children": children}}
     if not cfg.budget.enabled:
         return body

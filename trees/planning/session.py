@@ -28,6 +28,7 @@ from blackboard.experience import SUCCESSES
 from blackboard.store import ExperienceStore
 from models.planners import BackendConfig, get_backend
 from scenes.catalogue import get_task
+from scenes.errors import TetherError, did_you_mean
 from scenes.referring import SceneFacts
 from trees.planning.compile import compile_plan, write_plan_tree
 from trees.planning.llm import LLMPlanner
@@ -53,6 +54,30 @@ def _memory(options: PlannerOptions) -> Planner:
 
 
 PLANNERS: dict[str, Callable[[PlannerOptions], Planner]] = {"memory": _memory}
+VERIFIERS = ("sim", "vlm")  # `--verifier`: who judges `verify`/`monitor` nodes set to `auto`
+
+
+def verifier_services(choice: str, backend: str, config: BackendConfig) -> dict[str, Any]:
+    """The run's `verifier` service for `--verifier`: none for `sim` (the nodes evaluate the
+    sim's predicates), a `VLMVerifier` asking a VLM behind the chat backend `backend` for `vlm`."""
+    from behaviours.verifier import VLMVerifier
+    from models.vlm_judge import VLMJudge
+
+    if choice not in VERIFIERS:
+        raise TetherError(f"unknown verifier '{choice}'{did_you_mean(choice, VERIFIERS)}; "
+                          f"verifiers: {', '.join(VERIFIERS)}")
+    if choice == "sim":
+        return {}
+    if backend in PLANNERS:
+        raise TetherError(f"--verifier vlm needs a chat backend (openai, transformers) to ask; "
+                          f"'{backend}' is not one (give --verifier-backend)")
+    return {"verifier": VLMVerifier(VLMJudge(get_backend(backend, config)))}
+
+
+def close_services(services: dict[str, Any]) -> None:
+    for service in services.values():
+        if hasattr(service, "close"):
+            service.close()
 
 
 def make_planner(options: PlannerOptions) -> Planner:
@@ -112,9 +137,12 @@ def replanner_for(planner: Planner, options: PlannerOptions, workdir: Path,
 def do_instruction(instruction: str, task: str, *, options: PlannerOptions | None = None,
                    safety: SafetyConfig | None = None, seed: int = 0,
                    init_state: int | None = None, runs: Path | str = "runs", budget: int = 1500,
-                   memory: str | None = None, record: bool = True, **run_kwargs: Any):
+                   memory: str | None = None, record: bool = True, plan: Plan | None = None,
+                   services: dict[str, Any] | None = None, **run_kwargs: Any):
     """Plan, then run the planned tree for one episode (`trees.run.run`); returns its
-    `RunRecord` and the plan. The tree file is kept as `RUNS/plans/...yaml`."""
+    `RunRecord` and the plan. The tree file is kept as `RUNS/plans/...yaml`. `plan`: one made
+    already in this task's scene at this init state (it is then only written and run);
+    `services`: more for the run's nodes (a `verifier`, see `verifier_services`)."""
     from trees.run import run
 
     options = options or PlannerOptions(memory=memory)
@@ -123,10 +151,14 @@ def do_instruction(instruction: str, task: str, *, options: PlannerOptions | Non
     plans.mkdir(parents=True, exist_ok=True)
     slug = "-".join(instruction.lower().split())[:60].replace("/", "_")
     tree = plans / f"{slug}-s{seed}.yaml"
-    plan = plan_instruction(instruction, task, tree, options=options, safety=safety,
-                            init_state=index, seed=seed)
+    if plan is None:
+        plan = plan_instruction(instruction, task, tree, options=options, safety=safety,
+                                init_state=index, seed=seed)
+    else:
+        write_plan_tree(plan, tree, safety)
     planner = make_planner(options)
-    services = {"replanner": replanner_for(planner, options, plans, safety, plan)}
+    services = {**(services or {}),
+                "replanner": replanner_for(planner, options, plans, safety, plan)}
     result = run(tree, task, seed=seed, init_state=index, runs=runs, budget=budget,
                  memory=memory, record=record, services=services, **run_kwargs)
     (Path(result.run_dir) / "plan.json").write_text(json.dumps(plan.to_json(), indent=2) + "\n",

@@ -1,0 +1,18 @@
+"""The `within_reach` predicate: whether a carried object is still with the gripper."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scenes.kinematic import KinematicScene
+
+
+def test_within_reach_holds_for_a_tall_object_held_far_from_its_centre():
+    """A bottle held by its neck: its centre is 12 cm below the fingers, its box is not."""
+    robot = KinematicScene({"wine_bottle_1": ([0.0, 0.0, 0.15], [0.03, 0.03, 0.15])},
+                           goal=[], eef=(0.0, 0.0, 0.27))
+    bottle = {"object": "wine_bottle_1", "target": "gripper"}
+    assert not robot.evaluate("near", {**bottle, "distance": 0.09})
+    assert robot.evaluate("within_reach", {**bottle, "distance": 0.03})
+    robot.boxes["wine_bottle_1"].pos = np.array([0.3, 0.0, 0.15])  # it fell out
+    assert not robot.evaluate("within_reach", {**bottle, "distance": 0.03})
