@@ -125,7 +125,7 @@ def summary_of(rates: dict[str, tuple[int, int]]) -> dict:
     rows = []
     for cell, (k, n) in rates.items():
         arm, pert = cell.split("|")
-        rows += [{"arm": arm, "perturbation": pert, "success": i < k,
+        rows += [{"arm": arm, "task": "t", "perturbation": pert, "success": i < k,
                   "status": "passed" if i < k else "failed"} for i in range(n)]
     return summarize(rows, "s")
 

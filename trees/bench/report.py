@@ -1,6 +1,7 @@
 """The reports of a bench run, all written into its run directory from the episode rows.
 
-    summary.json   cells (arm x perturbation): episodes, successes, errors, rate, 95% Wilson CI
+    summary.json   cells (arm x perturbation), tasks (arm x task), arms: episodes, successes,
+                   errors, rate, 95% Wilson CI
     summary.md     the same as a Markdown table, and the failures with links to their traces
     junit.xml      one testcase per episode; a failure's text is its final tree snapshot
                    (tree.txt) and its error codes; an episode that crashed or hung is an <error>
@@ -39,28 +40,25 @@ def cell_key(arm: str, perturbation: str) -> str:
     return f"{arm}|{perturbation}"
 
 
-def summarize(rows: list[dict[str, Any]], suite: str = "") -> dict[str, Any]:
-    """Success per (arm, perturbation) cell and per arm, with Wilson intervals."""
-    cells: dict[str, dict[str, Any]] = {}
+def _tally(rows: list[dict[str, Any]], fields: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """Episodes, successes, errors, rate and Wilson interval per group of `fields`' values."""
+    groups: dict[str, dict[str, Any]] = {}
     for row in rows:
-        c = cells.setdefault(cell_key(row["arm"], row["perturbation"]), {
-            "arm": row["arm"], "perturbation": row["perturbation"], "episodes": 0,
-            "successes": 0, "errors": 0})
-        c["episodes"] += 1
-        c["successes"] += int(row["success"])
-        c["errors"] += int(row["status"] == "error")
-    for c in cells.values():
-        c["rate"] = round(c["successes"] / c["episodes"], 4)
-        c["ci95"] = [round(x, 4) for x in wilson(c["successes"], c["episodes"])]
-    arms: dict[str, dict[str, Any]] = {}
-    for c in cells.values():
-        a = arms.setdefault(c["arm"], {"episodes": 0, "successes": 0, "errors": 0})
-        for k in ("episodes", "successes", "errors"):
-            a[k] += c[k]
-    for a in arms.values():
-        a["rate"] = round(a["successes"] / a["episodes"], 4)
-        a["ci95"] = [round(x, 4) for x in wilson(a["successes"], a["episodes"])]
-    return {"suite": suite, "episodes": len(rows), "cells": cells, "arms": arms}
+        g = groups.setdefault("|".join(row[f] for f in fields), {
+            **{f: row[f] for f in fields}, "episodes": 0, "successes": 0, "errors": 0})
+        g["episodes"] += 1
+        g["successes"] += int(row["success"])
+        g["errors"] += int(row["status"] == "error")
+    for g in groups.values():
+        g["rate"] = round(g["successes"] / g["episodes"], 4)
+        g["ci95"] = [round(x, 4) for x in wilson(g["successes"], g["episodes"])]
+    return groups
+
+
+def summarize(rows: list[dict[str, Any]], suite: str = "") -> dict[str, Any]:
+    """Success per (arm, perturbation) cell, per (arm, task) and per arm, with Wilson intervals."""
+    return {"suite": suite, "episodes": len(rows), "cells": _tally(rows, ("arm", "perturbation")),
+            "tasks": _tally(rows, ("arm", "task")), "arms": _tally(rows, ("arm",))}
 
 
 def _pct(x: float) -> str:
@@ -79,6 +77,13 @@ def write_markdown(summary: dict[str, Any], rows: list[dict[str, Any]], path: Pa
         lo, hi = a["ci95"]
         lines.append(f"| **{arm}** | all | {a['successes']}/{a['episodes']} | {_pct(a['rate'])} "
                      f"| {_pct(lo)}–{_pct(hi)} | {a['errors']} |")
+    if len({t["task"] for t in summary["tasks"].values()}) > 1:
+        lines += ["", "## By task", "", "| arm | task | success | rate | 95% CI |",
+                  "| --- | --- | --- | --- | --- |"]
+        for t in summary["tasks"].values():
+            lo, hi = t["ci95"]
+            lines.append(f"| {t['arm']} | {t['task']} | {t['successes']}/{t['episodes']} "
+                         f"| {_pct(t['rate'])} | {_pct(lo)}–{_pct(hi)} |")
     failures = [r for r in rows if r["status"] != "passed"]
     lines += ["", f"## Failures ({len(failures)})", ""]
     for r in failures:
