@@ -6,12 +6,13 @@
 
 The reference solution of a task is built from its BDDL goal alone: each goal literal is
 achieved by the library tree `REFERENCE` names for its predicate (`on`/`in` -> pick_place,
-`open` -> open_drawer, ...), its parameters bound from the literal (`from_goal`), and a goal of
-several literals is those trees in sequence, in the goal's order except that `close` literals
-come last (a drawer or door must stay open while something is put in it). The trees are analytic
-primitives on privileged poses. Each episode is a full `tether run` of that tree (no camera
-frames, no long-term memory) with a step budget of `--budget` per literal; success is LIBERO's
-own goal test. A task with a predicate no tree achieves is listed as "no skill", not run.
+`open` -> open_drawer, `close` -> close_drawer), its parameters bound from the literal
+(`from_goal`), and a goal of several literals is those trees in sequence, in the goal's order
+except that `close` literals come last (a drawer or door must stay open while something is put
+in it). The trees are analytic primitives on privileged poses. Each episode is a full `tether
+run` of that tree (no camera frames, no long-term memory) with a step budget of `--budget` per
+literal; success is LIBERO's own goal test. A task with a predicate no tree achieves is listed
+as "no skill", not run.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from scenes.libero_scene import _TETHER_PREDICATE  # noqa: E402
 from trees.compiler import LIBRARY, read_tree_file  # noqa: E402
 
 # the library tree that achieves one goal literal, by predicate
-REFERENCE = {"on": "pick_place", "in": "pick_place", "open": "open_drawer"}
+REFERENCE = {"on": "pick_place", "in": "pick_place", "open": "open_drawer",
+             "close": "close_drawer"}
 LAST = ("close",)  # predicates achieved after all others
 BUDGET = 1000  # steps per goal literal
 
@@ -77,6 +79,8 @@ def reference_for(task: str) -> Reference:
 def run_reference(ref: Reference, init_states: list[int], runs: Path,
                   budget: int = BUDGET) -> list[dict]:
     """One episode of `ref`'s tree per init state: success, steps, error codes."""
+    if not init_states:
+        return []
     from trees.recorder import FrameSettings
     from trees.run import run
 
@@ -140,6 +144,8 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--budget", type=int, default=BUDGET, help="step budget per goal literal")
     ap.add_argument("--out", type=Path, help="also write the markdown tables here")
     ap.add_argument("--json", type=Path, help="also write the per-episode results here")
+    ap.add_argument("--reuse", type=Path, help="episodes of an earlier --json not to run again "
+                    "(same tree and budget assumed; resume a sweep, add tasks to it)")
     args = ap.parse_args(argv)
     from tqdm import tqdm
 
@@ -147,10 +153,14 @@ def main(argv: list[str] | None = None) -> str:
              for t in (suite_tasks(spec) if "/" not in spec else [get_task(spec)])]
     refs = [reference_for(t) for t in tasks]
     states = list(range(args.first, args.first + args.init_states))
+    done = {(r["task"], r["init_state"]): r for r in
+            (json.loads(args.reuse.read_text()) if args.reuse else [])}
     rows: list[dict] = []
     with tempfile.TemporaryDirectory() as runs:
         for ref in tqdm([r for r in refs if not r.missing], desc="tasks", unit="task"):
-            rows += run_reference(ref, states, Path(runs), args.budget)
+            rows += [done[ref.task, k] for k in states if (ref.task, k) in done]
+            rows += run_reference(ref, [k for k in states if (ref.task, k) not in done],
+                                  Path(runs), args.budget)
             if args.json:
                 args.json.write_text(json.dumps(rows, indent=1))
     text = markdown(refs, rows, len(states))
