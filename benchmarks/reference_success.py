@@ -9,10 +9,11 @@ achieved by the library tree `REFERENCE` names for its predicate (`on`/`in` -> p
 `open` -> open_drawer, `close` -> close_drawer), its parameters bound from the literal
 (`from_goal`), and a goal of several literals is those trees in sequence, in the goal's order
 except that `close` literals come last (a drawer or door must stay open while something is put
-in it). The trees are analytic primitives on privileged poses. Each episode is a full `tether
-run` of that tree (no camera frames, no long-term memory) with a step budget of `--budget` per
-literal; success is LIBERO's own goal test. A task with a predicate no tree achieves is listed
-as "no skill", not run.
+in it) and `in(X, R)` is preceded by `open(R)` when R belongs to one of LIBERO's articulated
+objects and the task does not start with it open. The trees are analytic primitives on
+privileged poses. Each episode is a full `tether run` of that tree (no camera frames, no long-
+term memory) with a step budget of `--budget` per literal; success is LIBERO's own goal test. A
+task with a predicate no tree achieves is listed as "no skill", not run.
 """
 
 from __future__ import annotations
@@ -63,10 +64,38 @@ class Reference:
 
 
 def goal_of(task: str) -> tuple[tuple[str, ...], ...]:
-    """The task's goal literals with tether's predicate names, `close` literals last."""
-    goal = [(_TETHER_PREDICATE.get(lit[0], lit[0]), *lit[1:])
-            for lit in read_problem(get_task(task).bddl_file).goal]
-    return tuple([g for g in goal if g[0] not in LAST] + [g for g in goal if g[0] in LAST])
+    """The task's goal literals with tether's predicate names, in the order the reference
+    achieves them: `close` literals last, and `in(X, R)` preceded by `open(R)` when R is a
+    region of an articulated fixture (a drawer) that the task does not start open."""
+    problem = read_problem(get_task(task).bddl_file)
+    goal = [(_TETHER_PREDICATE.get(lit[0], lit[0]), *lit[1:]) for lit in problem.goal]
+    opened = {lit[1] for lit in problem.init if lit[0] == "open"}
+    steps: list[tuple[str, ...]] = []
+    for lit in goal:
+        if lit[0] == "in" and ("open", lit[2]) not in goal and _articulated(problem, lit[2]) \
+                and not opened & {lit[2], _owner(problem, lit[2])}:
+            steps.append(("open", lit[2]))
+        steps.append(lit)
+    return tuple([g for g in steps if g[0] not in LAST] + [g for g in steps if g[0] in LAST])
+
+
+def _owner(problem, region: str) -> str | None:
+    """The object or fixture a region belongs to (its name is the region's prefix)."""
+    every = [*problem.object_names(), *(n for ns in problem.fixtures.values() for n in ns)]
+    names = [n for n in every if region.startswith(n + "_")]
+    return max(names, key=len) if names else None
+
+
+def _articulated(problem, region: str) -> bool:
+    """Whether `region` belongs to one of LIBERO's articulated objects (cabinets, microwave)."""
+    from scenes.libero_setup import import_libero
+
+    import_libero()
+    from libero.libero.envs.objects import get_object_dict
+
+    owner = _owner(problem, region)
+    cls = get_object_dict().get((problem.category_of(owner) or "").lower()) if owner else None
+    return cls is not None and cls.__module__.endswith("articulated_objects")
 
 
 def reference_for(task: str) -> Reference:
@@ -146,6 +175,8 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--json", type=Path, help="also write the per-episode results here")
     ap.add_argument("--reuse", type=Path, help="episodes of an earlier --json not to run again "
                     "(same tree and budget assumed; resume a sweep, add tasks to it)")
+    ap.add_argument("--no-run", action="store_true",
+                    help="run nothing: the tables of the --reuse episodes only")
     args = ap.parse_args(argv)
     from tqdm import tqdm
 
@@ -159,8 +190,8 @@ def main(argv: list[str] | None = None) -> str:
     with tempfile.TemporaryDirectory() as runs:
         for ref in tqdm([r for r in refs if not r.missing], desc="tasks", unit="task"):
             rows += [done[ref.task, k] for k in states if (ref.task, k) in done]
-            rows += run_reference(ref, [k for k in states if (ref.task, k) not in done],
-                                  Path(runs), args.budget)
+            todo = [] if args.no_run else [k for k in states if (ref.task, k) not in done]
+            rows += run_reference(ref, todo, Path(runs), args.budget)
             if args.json:
                 args.json.write_text(json.dumps(rows, indent=1))
     text = markdown(refs, rows, len(states))

@@ -35,6 +35,14 @@ def test_a_goal_of_several_literals_is_their_trees_in_sequence_close_last(ref, t
     assert compiled.nodes > 10
 
 
+def test_a_closed_drawer_is_opened_before_something_is_put_in_it(ref):
+    # libero_goal/3: the top drawer starts closed, the goal is only in(bowl, drawer)
+    assert [g[0] for g in ref.reference_for("libero_goal/3").goal] == ["open", "in"]
+    # libero_10/3 starts with the drawer open; a basket is no drawer
+    assert [g[0] for g in ref.reference_for("libero_10/3").goal] == ["in", "close"]
+    assert [g[0] for g in ref.reference_for("libero_object/0").goal] == ["in"]
+
+
 def test_a_predicate_without_a_tree_is_reported_not_hidden(ref):
     r = ref.reference_for("libero_10/0")
     text = ref.markdown([r, ref.Reference("libero_goal/7", (("frobnicate", "x"),), (),
