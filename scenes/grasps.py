@@ -21,7 +21,7 @@ RIM_DEPTH = 0.023  # fingertips below the rim: 3 cm above a LIBERO bowl's base (
 BODY_DEPTH = 0.03  # fingertips below the top of a solid object (m)
 FINGER_REACH = 0.045  # open fingertip centre from the grasp point, along the closing axis (m)
 FINGER_HALF_WIDTH = 0.01  # half the width of a fingertip, across the closing axis (m)
-HOLLOW = ("bowl", "basket", "mug", "cup")
+HOLLOW = ("bowl", "basket", "mug", "cup", "ramekin")
 
 
 def is_hollow(name: str) -> bool:

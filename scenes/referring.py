@@ -172,7 +172,7 @@ def candidates(phrase: str, facts: SceneFacts, *, regions: bool | None = None) -
 
 def _split_head(phrase: str) -> tuple[str, str]:
     """`black bowl between the plate and the ramekin` -> (`black bowl`, `between ...`)."""
-    m = re.search(r"\b(between|next to|beside|near(?:est)?|closest to|on top of|on|in|inside|"
+    m = re.search(r"\b(between|next to|beside|by|near(?:est)?|closest to|on top of|on|in|inside|"
                   r"from|at|in front of|behind|to the (?:left|right) of)\b", phrase)
     if not m or m.start() == 0:
         return phrase, ""
@@ -214,7 +214,7 @@ def _disambiguate(head: str, relation: str, group: list[str], facts: SceneFacts,
                   and e not in facts.fixtures]
         anchor = np.mean(others, axis=0)
     else:
-        target = re.sub(r"^(next to|beside|near(?:est)?|closest to|on top of|on|in|inside|from|"
+        target = re.sub(r"^(next to|beside|by|near(?:est)?|closest to|on top of|on|in|inside|from|"
                         r"at|in front of|behind|to the (?:left|right) of)\s+", "", relation)
         anchor = facts.position(ground(target, facts, exclude=set(left)))
     return [min(left, key=lambda e: float(np.linalg.norm(_xy(pos[e] - anchor))))]

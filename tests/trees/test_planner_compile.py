@@ -145,3 +145,25 @@ def test_tether_check_shows_the_carry_monitor_and_it_switches_off(tmp_path):
     checked = CliRunner().invoke(app, ["check", str(path)])
     assert checked.exit_code == 0, checked.output
     assert f"{BOWL} stays in the gripper" in checked.output
+
+
+def test_a_sub_task_whose_effects_hold_already_is_skipped(tmp_path):
+    """After a replan the finished sub-tasks are not done again (the `done` rule)."""
+    import numpy as np
+
+    from tests.trees.harness import run
+
+    on = {"predicate": "on", "object": BOWL, "target": PLATE}
+    plan = Plan("put the bowl on the plate", [Subtask("on", [{"wait": 50}], [on])])
+    robot = scene()
+    robot.boxes[BOWL].pos = np.array([0.25, 0.0, 0.03])  # on the plate already
+    root = compile_plan(plan, tmp_path / "plan.yaml", robot.resolve).root
+    assert "sub-task 1 done already" in py_trees.display.unicode_tree(root)
+    result, _ = run(root, robot)
+    assert result.tree_status == "SUCCESS" and result.steps < 50
+    off = SafetyConfig()
+    off.done.enabled = False
+    robot = scene()
+    robot.boxes[BOWL].pos = np.array([0.25, 0.0, 0.03])
+    result, _ = run(compile_plan(plan, tmp_path / "off.yaml", robot.resolve, off).root, robot)
+    assert result.steps >= 50

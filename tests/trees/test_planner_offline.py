@@ -47,6 +47,10 @@ FACTS = SceneFacts(
      [Literal("on", "the centre black bowl", "the plate")]),
     ("push the open top drawer of the wooden cabinet shut",
      [Literal("close", "the open top drawer of the wooden cabinet")]),
+    ("the cream cheese sits in front of the drawer; move it onto the plate",
+     [Literal("on", "the cream cheese", "the plate")]),
+    ("move the black bowl that is on the stove to the plate",
+     [Literal("to", "the black bowl that is on the stove", "the plate")]),
 ])
 def test_the_parser_reads_the_standard_verbs(text, literals):
     assert parse(text) == literals
@@ -100,6 +104,14 @@ def test_to_puts_into_a_receptacle_and_onto_anything_else():
                      Goal("on", ("glazed_rim_porcelain_ramekin_1", "flat_stove_1_cook_region")),
                      Goal("in", ("akita_black_bowl_3", "wooden_cabinet_1_top_region")),
                      Goal("on", ("akita_black_bowl_2", "plate_1"))]
+
+
+def test_an_alias_inside_a_relation_does_not_name_the_object():
+    facts = SceneFacts(["cream_cheese_1", "plate_1", "wooden_cabinet_1_top_region"],
+                       aliases={"open drawer": "wooden_cabinet_1_top_region"},
+                       positions={"cream_cheese_1": np.zeros(3), "plate_1": np.ones(3),
+                                  "wooden_cabinet_1_top_region": np.ones(3)})
+    assert ground("the cream cheese by the open drawer", facts) == "cream_cheese_1"
 
 
 def test_on_the_top_of_a_fixture_is_its_top_side_and_closest_to_is_no_destination():

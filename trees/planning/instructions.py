@@ -105,6 +105,8 @@ class Context:
 
 
 def _place(obj: str, rest: str, ctx: Context) -> list[Literal]:
+    if obj.strip() in ("it", "them") and ctx.object:  # "...; move it onto the plate"
+        obj = ctx.object
     rel = _relation(" " + rest)
     if rel is None:
         if re.search(r"\b(inside|in it|there)\b", rest) and ctx.object:
@@ -163,6 +165,11 @@ VERBS: list[tuple[re.Pattern, Rule]] = [
 ]
 
 
+# a clause that says where something is, before the one that says what to do with it
+DESCRIPTION = re.compile(r"^(?P<obj>(?:the|a|an) [a-z -]+?) (?:is|are|sits|sit|lies|lie|stands|"
+                         r"stand|rests|rest)\b")
+
+
 def parse(instruction: str) -> list[Literal]:
     """The goal literals of an instruction, in order; `TetherError` when a clause is not
     understood (the message quotes it)."""
@@ -178,6 +185,10 @@ def parse(instruction: str) -> list[Literal]:
         if both and "between" not in clause:  # "the ramekin on the box and the cheese in ..."
             clause = both.group(1)
             clauses.insert(0, both.group(2))
+        said = DESCRIPTION.match(clause)
+        if said and clauses and not any(p.match(clause) for p, _ in VERBS):
+            ctx.object = said.group("obj")  # "the cheese sits by the drawer; move it ..."
+            continue
         for pattern, rule in VERBS:
             if m := pattern.match(clause):
                 found = rule(m, ctx)

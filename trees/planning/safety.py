@@ -15,6 +15,8 @@ can be switched off or tuned. Applied per step, innermost first, then per sub-ta
     budget  each sub-task -> timeout `steps` [steps..., verify expected effects, remember
             (an event boundary)]; `verify` with `verifier: auto`: the sim's predicates, or
             the run's VLM verifier when it has one (`tether do --verifier vlm`)
+    done    each sub-task -> selector [check its expected effects, the sub-task]: a sub-task
+            whose effects already hold is skipped (after a replan, the finished ones)
     replan  the plan -> selector [sub-tasks, replan `attempts`]
 
 A rule whose node type is not registered (e.g. `vla` before the VLA leaf exists) never matches.
@@ -69,6 +71,11 @@ class BudgetRule:
 
 
 @dataclass
+class DoneRule:
+    enabled: bool = True
+
+
+@dataclass
 class ReplanRule:
     enabled: bool = True
     attempts: int = 1
@@ -83,6 +90,7 @@ class SafetyConfig:
     carry: CarryRule = field(default_factory=CarryRule)
     stuck: StuckRule = field(default_factory=StuckRule)
     budget: BudgetRule = field(default_factory=BudgetRule)
+    done: DoneRule = field(default_factory=DoneRule)
     replan: ReplanRule = field(default_factory=ReplanRule)
 
     @classmethod
@@ -168,7 +176,7 @@ def _stuck(node: Node, cfg: SafetyConfig) -> Node:
 
 STEP_RULES: dict[str, Callable[[Node, SafetyConfig], Node]] = {  # applied innermost first
     "vla": _vla, "grasp": _grasp, "carry": _carry, "stuck": _stuck}
-RULES = (*STEP_RULES, "budget", "replan")
+RULES = (*STEP_RULES, "budget", "done", "replan")
 
 
 def wrap_step(node: Node, cfg: SafetyConfig) -> Node:
@@ -182,12 +190,16 @@ def wrap_subtask(index: int, goal: str, steps: list[Node], expect: list[dict],
     children = [wrap_step(s, cfg) for s in steps]
     children += [{"verify": {**e, "error": "CONDITION_FAILED"}} for e in expect]
     body: Node = {"sequence": {"name": f"sub-task {index + 1}: {goal}", "children": children}}
-    if not cfg.budget.enabled:
+    if cfg.budget.enabled:
+        children.append({"remember": {"note": f"sub-task {index + 1} done: {goal}",
+                                      "boundary": True}})
+        body = {"timeout": {"name": f"budget {cfg.budget.steps} steps",
+                            "steps": cfg.budget.steps, "child": body}}
+    if not cfg.done.enabled or not expect:
         return body
-    children.append({"remember": {"note": f"sub-task {index + 1} done: {goal}",
-                                  "boundary": True}})
-    return {"timeout": {"name": f"budget {cfg.budget.steps} steps", "steps": cfg.budget.steps,
-                        "child": body}}
+    done = [{"check": dict(e)} for e in expect]
+    return {"selector": {"name": f"sub-task {index + 1} done already, or do it", "children": [
+        {"sequence": {"name": f"sub-task {index + 1} done already", "children": done}}, body]}}
 
 
 def wrap_plan(name: str, subtasks: list[Node], cfg: SafetyConfig) -> Node:
