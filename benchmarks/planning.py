@@ -99,8 +99,9 @@ class Row:
         return ""
 
 
-def plan_rows(task, init_state: int, planner) -> tuple[list[Row], list]:
-    """Plan every phrasing of `task` in its scene at `init_state`; rows and plans (or None)."""
+def plan_rows(task, init_state: int, planner, then=None) -> list[Row]:
+    """Plan every phrasing of `task` in its scene at `init_state`; `then(row, plan or None)` is
+    called after each (so an episode it runs can add to the memory the next phrasing reads)."""
     from scenes.errors import TetherError
     from scenes.libero_scene import LiberoScene
     from scenes.referring import SceneFacts
@@ -112,7 +113,7 @@ def plan_rows(task, init_state: int, planner) -> tuple[list[Row], list]:
 
     with contextlib.redirect_stdout(io.StringIO()):
         scene = LiberoScene(task, init_state=init_state, seed=init_state)
-    rows, plans = [], []
+    rows = []
     try:
         facts, goal = SceneFacts.of(scene), set(scene.goal())
         skill = all(p in SKILLS for p, *_ in goal)
@@ -138,10 +139,11 @@ def plan_rows(task, init_state: int, planner) -> tuple[list[Row], list]:
                 row.why = (row.why + "; " if row.why else "") + "goal differs from BDDL " + \
                     ", ".join(f"{p}({', '.join(a)})" for p, *a in sorted(goal))
             rows.append(row)
-            plans.append(plan if row.ok_plan else None)
+            if then is not None:
+                then(row, plan if row.ok_plan else None)
     finally:
         scene.close()
-    return rows, plans
+    return rows
 
 
 def execute(row: Row, plan, task, options, runs: Path, memory: str) -> None:
@@ -226,14 +228,14 @@ def main(argv: list[str]) -> int:
         runs = args.runs or Path(tmp)
         for task in tasks:
             for k in range(args.init_states):
-                mine, plans = plan_rows(task, k, planner)
-                for row, plan in zip(mine, plans, strict=True):
+                def then(row: Row, plan, task=task, k=k) -> None:
                     if args.execute and plan is not None and row.ok_goal:
                         execute(row, plan, task, options, runs, args.memory)
                     print(("" if not row.ran else mark(row.success)) + mark(row.ok_goal)
-                          + mark(row.ok_plan) + f" {row.task} #{k}: {row.text}  ->  "
-                          + (row.reason() or row.goals), flush=True)
-                rows += mine
+                          + mark(row.ok_plan) + f" {row.task} #{k} [{row.planner or '-'}]: "
+                          f"{row.text}  ->  " + (row.reason() or row.goals), flush=True)
+
+                rows += plan_rows(task, k, planner, then)
     wall = time.perf_counter() - start
     if args.markdown and not args.execute:
         print("| task | instruction | goal | plan | grounded / why not |\n"
