@@ -126,6 +126,26 @@ def test_a_goal_without_a_skill_is_reported_not_guessed():
         plan_goals("turn on the stove", ground_goals(parse("turn on the stove"), FACTS))
 
 
+def test_every_skill_names_a_library_tree_for_its_goal():
+    """`close` is pushed shut by `close_drawer`; each skill's subtree says it achieves the goal."""
+    import yaml
+
+    from trees.compiler import LIBRARY
+    from trees.planning.skills import SKILLS, steps_for
+
+    goals = ground_goals(parse("push the open top drawer of the wooden cabinet shut"), FACTS)
+    assert goals == [Goal("close", ("wooden_cabinet_1_top_region",))]
+    plan = plan_goals("shut it", goals)
+    assert plan.subtasks[0].steps == [
+        {"subtree": "close_drawer", "with": {"drawer": "wooden_cabinet_1_top_region"}}]
+    for predicate in SKILLS:
+        args = ("a", "b") if predicate in ("on", "in") else ("a",)
+        for step in steps_for(Goal(predicate, args)):
+            doc = yaml.safe_load((LIBRARY / f"{step['subtree']}.yaml").read_text())
+            if step["subtree"] != "grasp":
+                assert predicate in doc.get("goal", [predicate]), (predicate, step)
+
+
 def test_the_memory_planner_uses_a_remembered_plan_for_a_paraphrase_the_parser_cannot_read(
         tmp_path):
     store = ExperienceStore(tmp_path / "m.db", embedder="hashing")

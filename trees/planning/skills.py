@@ -7,6 +7,7 @@ written tree, and the safety rules (`trees.planning.safety`) wrap them like any 
 
     on, in   grasp the object, place it on/in the target (library `grasp`, `place`)
     open     open a drawer by its handle (library `open_drawer`)
+    close    push an open drawer shut by its handle (library `close_drawer`)
 
 A predicate without a skill (close, turn_on, ...) is reported as such, never guessed.
 """
@@ -44,8 +45,12 @@ def _open(goal: Goal) -> list[dict]:
     return [{"subtree": "open_drawer", "with": {"drawer": goal.args[0]}}]
 
 
+def _close(goal: Goal) -> list[dict]:
+    return [{"subtree": "close_drawer", "with": {"drawer": goal.args[0]}}]
+
+
 SKILLS: dict[str, Callable[[Goal], list[dict]]] = {"on": _pick_place, "in": _pick_place,
-                                                   "open": _open}
+                                                   "open": _open, "close": _close}
 
 
 def steps_for(goal: Goal) -> list[dict]:
