@@ -159,8 +159,9 @@ def markdown(refs: list[Reference], rows: list[dict], n: int) -> str:
         out += ["", f"**{suite}: {ok}/{total} episodes succeed ({ok / max(1, total):.0%}; tasks "
                 f"without a skill count as failures); {solved}/{len(srefs)} tasks at >= 90%.**",
                 ""]
-    failed = [f"{r['task']}#{r['init_state']}" for r in rows if not r["success"]]
-    out += ["Failed episodes: " + (", ".join(failed) or "none"), ""]
+    failed = [f"{r['task'].split('/')[0]}/{get_task(r['task']).index}#{r['init_state']}"
+              for r in rows if not r["success"]]
+    out += ["Failed episodes (SUITE/INDEX#INIT_STATE): " + (", ".join(failed) or "none"), ""]
     return "\n".join(out)
 
 

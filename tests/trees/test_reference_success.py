@@ -58,4 +58,4 @@ def test_reference_solutions_succeed_on_libero(ref, tmp_path):
     assert [r["success"] for r in rows] == [True, True], rows
     text = ref.markdown([ref.reference_for(t) for t in ("libero_goal/8", "libero_object/0")],
                         rows, 1)
-    assert "**1/1**" in text and "Failed episodes: none" in text
+    assert "**1/1**" in text and "episodes (SUITE/INDEX#INIT_STATE): none" in text
