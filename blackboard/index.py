@@ -6,11 +6,13 @@ benchmarks/retrieval.py):
 
 * below `EXACT_BELOW` entries, exact search (`IndexFlatIP`): a flat scan of 10,000 vectors takes
   about 0.5 ms, and it needs no training, so small stores rebuild instantly;
-* from `EXACT_BELOW` on, candidates then exact re-ranking: an inverted file over 4-bit
-  product-quantised codes (`IndexIVFPQFastScan`, sqrt(n) cells, `NPROBE` searched, one 4-bit
-  code per 2 dimensions: 96 bytes a 384-d vector instead of 1,536) proposes `K_FACTOR` * k
+* from `EXACT_BELOW` on, candidates then exact re-ranking: 4-bit product-quantised codes (one
+  per 2 dimensions: 96 bytes a 384-d vector instead of 1,536) propose `K_FACTOR` * k
   candidates, and `IndexRefineFlat` re-scores them with the full vectors, so the similarities
-  returned are exact and only the candidate list is approximate.
+  returned are exact and only the candidate list is approximate. The codes are scanned
+  exhaustively (`IndexPQFastScan`: recall@5 0.99) below `IVF_FROM` entries, and through an
+  inverted file (`IndexIVFPQFastScan`, sqrt(n) cells, `NPROBE` searched) from there on, where
+  an exhaustive scan would cost milliseconds.
 
 faiss runs on one OpenMP thread here (`one_thread`): a single query has nothing to parallelise,
 and on a machine whose cores are busy a second OpenMP thread costs far more than it brings
@@ -29,6 +31,7 @@ import faiss
 import numpy as np
 
 EXACT_BELOW = 10_000
+IVF_FROM = 200_000
 NPROBE = 128
 K_FACTOR = 20
 TRAIN_PER_CELL = 40
@@ -37,9 +40,10 @@ PQ_TRAIN_ITER, PQ_TRAIN_PER_CODE = 10, 64  # 4x faster training than faiss' 25, 
 
 def describe() -> str:
     """The index choice and its parameters, as the benchmark and docs print them."""
-    return (f"exact IndexFlatIP below {EXACT_BELOW:,} entries a partition; from there "
-            f"IVF-PQ fast-scan (sqrt(n) cells, nprobe {NPROBE}, 4-bit codes per 2 dims) "
-            f"proposing {K_FACTOR}*k candidates, re-ranked exactly (IndexRefineFlat)")
+    return (f"exact IndexFlatIP below {EXACT_BELOW:,} entries a partition; from there 4-bit "
+            f"PQ fast-scan codes (one per 2 dims), scanned exhaustively below {IVF_FROM:,} and "
+            f"through an inverted file (sqrt(n) cells, nprobe {NPROBE}) above, proposing "
+            f"{K_FACTOR}*k candidates, re-ranked exactly (IndexRefineFlat)")
 
 
 @contextmanager
@@ -59,7 +63,9 @@ def _tune(index: faiss.Index) -> faiss.Index:
         inner = faiss.downcast_index(index.index)
         if isinstance(inner, faiss.IndexRefine):
             inner.k_factor = K_FACTOR
-            faiss.extract_index_ivf(inner.base_index).nprobe = NPROBE
+            base = faiss.downcast_index(inner.base_index)
+            if isinstance(base, faiss.IndexIVF):
+                base.nprobe = NPROBE
     return index
 
 
@@ -73,7 +79,7 @@ class VectorIndex:
 
     @classmethod
     def build(cls, dim: int, ids: np.ndarray, vectors: np.ndarray, *, seed: int = 0) -> VectorIndex:
-        """An index over `vectors`: exact below `EXACT_BELOW` entries, IVF-PQ + re-rank above."""
+        """An index over `vectors`: exact below `EXACT_BELOW` entries, PQ codes + re-rank above."""
         with one_thread():
             return cls._build(dim, np.ascontiguousarray(ids, dtype=np.int64),
                               np.ascontiguousarray(vectors, dtype=np.float32), seed)
@@ -84,16 +90,21 @@ class VectorIndex:
         if n < EXACT_BELOW:
             out = cls(dim)
         else:
-            nlist = int(math.sqrt(n))
             codes = dim // 2 if dim % 2 == 0 else dim  # one 4-bit code per 2 dimensions
-            ivf = faiss.IndexIVFPQFastScan(faiss.IndexFlatIP(dim), dim, nlist, codes, 4,
-                                           faiss.METRIC_INNER_PRODUCT)
-            ivf.pq.cp.niter, ivf.pq.cp.max_points_per_centroid = PQ_TRAIN_ITER, PQ_TRAIN_PER_CODE
-            sample = np.random.default_rng(seed).choice(n, min(n, TRAIN_PER_CELL * nlist),
-                                                        replace=False)
-            ivf.train(vectors[np.sort(sample)])
+            if n < IVF_FROM:
+                base = faiss.IndexPQFastScan(dim, codes, 4, faiss.METRIC_INNER_PRODUCT)
+                train = min(n, 16 * PQ_TRAIN_PER_CODE)  # 16 centroids per 4-bit code
+            else:
+                nlist = int(math.sqrt(n))
+                base = faiss.IndexIVFPQFastScan(faiss.IndexFlatIP(dim), dim, nlist, codes, 4,
+                                                faiss.METRIC_INNER_PRODUCT)
+                train = min(n, TRAIN_PER_CELL * nlist)
+            base.pq.cp.niter, base.pq.cp.max_points_per_centroid = (PQ_TRAIN_ITER,
+                                                                    PQ_TRAIN_PER_CODE)
+            sample = np.random.default_rng(seed).choice(n, train, replace=False)
+            base.train(vectors[np.sort(sample)])
             # the python wrappers keep the quantizer and the inner indexes alive
-            out = cls(dim, faiss.IndexIDMap2(faiss.IndexRefineFlat(ivf)))
+            out = cls(dim, faiss.IndexIDMap2(faiss.IndexRefineFlat(base)))
         if n:
             out.index.add_with_ids(vectors, ids)
         return out
@@ -103,9 +114,11 @@ class VectorIndex:
         inner = faiss.downcast_index(self.index.index)
         if not isinstance(inner, faiss.IndexRefine):
             return "exact (flat)"
-        ivf = faiss.downcast_index(inner.base_index)
-        return (f"IVF{ivf.nlist},PQ{ivf.pq.M}x{ivf.pq.nbits}fs nprobe {ivf.nprobe}, "
-                f"re-rank {inner.k_factor:g}k")
+        base = faiss.downcast_index(inner.base_index)
+        pq = f"PQ{base.pq.M}x{base.pq.nbits}fs"
+        scan = (f"IVF{base.nlist},{pq} nprobe {base.nprobe}" if isinstance(base, faiss.IndexIVF)
+                else f"{pq} exhaustive")
+        return f"{scan}, re-rank {inner.k_factor:g}k"
 
     def __len__(self) -> int:
         return int(self.index.ntotal)

@@ -98,17 +98,23 @@ def test_an_unknown_partition_is_refused(store):
         store.add(exp("lessons"))
 
 
-def test_large_partitions_switch_to_an_ivf_index_that_finds_exact_matches(tmp_path):
-    from blackboard.index import EXACT_BELOW, NPROBE, VectorIndex
+@pytest.mark.parametrize("ivf_from, kind", [(10**9, "PQ16x4fs exhaustive"),
+                                            (0, "IVF100,PQ16x4fs nprobe 128")])
+def test_large_partitions_switch_to_pq_codes_re_ranked_exactly(monkeypatch, ivf_from, kind):
+    """From EXACT_BELOW entries: PQ codes scanned exhaustively, or through an inverted file from
+    IVF_FROM; either way the hits are re-ranked with the full vectors."""
+    from blackboard import index as vector_index
+    from blackboard.index import EXACT_BELOW, VectorIndex
 
+    monkeypatch.setattr(vector_index, "IVF_FROM", ivf_from)
     rng = np.random.default_rng(0)
     vectors = rng.standard_normal((EXACT_BELOW, 32)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     index = VectorIndex.build(32, np.arange(EXACT_BELOW) + 1, vectors)
-    assert index.kind().startswith("IVF")
+    assert index.kind() == f"{kind}, re-rank 20k"
     assert index.search(vectors[123], 1) == [(124, pytest.approx(1.0, abs=1e-5))]  # re-ranked
     loaded = VectorIndex.from_bytes(32, index.to_bytes())  # search parameters are restored
-    assert f"nprobe {NPROBE}" in loaded.kind() and loaded.search(vectors[5], 1)[0][0] == 6
+    assert loaded.kind() == index.kind() and loaded.search(vectors[5], 1)[0][0] == 6
     loaded.remove(np.array([124]))
     assert len(loaded) == EXACT_BELOW - 1 and loaded.search(vectors[123], 1)[0][0] != 124
     assert loaded.search(vectors[5], 1)[0][0] == 6
