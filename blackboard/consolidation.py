@@ -74,7 +74,7 @@ def consolidate(store: ExperienceStore, episode: EpisodeRecord, *,
         for name, value in old.params.items():
             tried.setdefault(name, []).append(value)
     d = diagnoser(success=episode.success, errors=episode.errors, ended_by=episode.ended_by,
-                  params=episode.params, tried=tried)
+                  params=episode.params, tried=tried, events=episode.events)
     partition = SUCCESSES if episode.success else FAILURES
     exp = Experience(
         partition=partition, task=episode.task, instruction=episode.instruction,

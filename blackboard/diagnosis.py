@@ -13,13 +13,14 @@ for this task, so repeated failures walk through the alternatives.
     TIMEOUT, BUDGET_EXHAUSTED      an int *steps or *budget: x1.5
     anything else, or none         none (the cause is reported as is)
 
-A `Diagnoser` is any callable with `diagnose`'s signature, so an LLM diagnoser (through the
-planner's backend) can replace this one.
+A `Diagnoser` is any callable with `diagnose`'s signature (keyword arguments, `events` the
+episode's short-term log); `blackboard.llm_diagnosis.LLMDiagnoser` asks an LLM through the
+planner's chat backend and falls back to this one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,8 +89,8 @@ def _remedy(code: str, params: dict[str, Any], tried: dict[str, list[Any]]) -> d
 
 
 def diagnose(*, success: bool, errors: list[dict], ended_by: str, params: dict[str, Any],
-             tried: dict[str, list[Any]]) -> Diagnosis:
-    """Rule-based diagnosis of one episode (see the module docstring)."""
+             tried: dict[str, list[Any]], events: Sequence[Any] = ()) -> Diagnosis:
+    """Rule-based diagnosis of one episode (see the module docstring; `events` are unused)."""
     if success:
         return Diagnosis("the task succeeded")
     if not errors:

@@ -2,6 +2,7 @@
 
     tether run TREE --task SUITE/TASK [--seed N] [--with KEY=VALUE]...   run one episode
         [--verifier vlm --base-url URL --model NAME]                     (a VLM judges verify)
+        [--diagnoser llm --base-url URL --model NAME]                    (an LLM diagnoses)
     tether check FILE... [--task SUITE/TASK]                             validate and print trees
     tether tasks [SUITE]                                                 list LIBERO tasks
     tether doctor                                                        check the installation
@@ -32,7 +33,16 @@ from rich.table import Column, Table
 from scenes.errors import TetherError
 from trees.bench_cli import register as register_bench_verb
 from trees.memory_cli import memory_app
-from trees.planning_cli import BaseUrl, Model, Timeout, Verifier, VerifierBackend, verifier_service
+from trees.planning_cli import (
+    BaseUrl,
+    DiagnoserOpt,
+    Model,
+    Timeout,
+    Verifier,
+    VerifierBackend,
+    diagnoser_service,
+    verifier_service,
+)
 from trees.planning_cli import register as register_planning_verbs
 from trees.policy_cli import register as register_policy_verbs
 from trees.scenes_cli import scenes_app
@@ -104,6 +114,7 @@ def run(
     model: Model = "",
     base_url: BaseUrl = "http://localhost:8000/v1",
     timeout: Timeout = 60.0,
+    diagnoser: DiagnoserOpt = "rules",
 ) -> None:
     """Run one episode of TREE on a LIBERO task and report the result.
 
@@ -126,6 +137,7 @@ def run(
     services: dict = {}
     try:
         services = verifier_service(verifier, verifier_backend, "", model, base_url, timeout)
+        services |= diagnoser_service(diagnoser, verifier_backend, "", model, base_url, timeout)
         record = run_tree(tree, task, seed=seed, init_state=init_state, given=_bindings(with_),
                           budget=budget, runs=runs, display=display,
                           record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
@@ -151,6 +163,7 @@ def run(
         out.print(f"  memory: {'merged into' if m['merged'] else 'stored as'} {m['partition']} "
                   f"{m['id']} in {m['store']}" + (f"; rule {m['rule']}" if m["rule"] else "")
                   + (f"; corrected {len(m['corrected'])} failure(s)" if m["corrected"] else ""))
+        out.print(f"  diagnosis: {m['diagnosis']}")
     if record_trace:
         out.print(f"  replay it: tether view {record.run_dir}")
     raise typer.Exit(0 if r.success else 1)

@@ -9,19 +9,26 @@
 - `remember_episode` builds the `EpisodeRecord` from the blackboard right after an episode and
   consolidates it into the store (`blackboard.consolidation`); `practice` runs a tree for one
   episode on a given robot (e.g. a kinematic scene) with memory, then consolidates.
+- `diagnoser_services(choice, backend, config)` is `--diagnoser rules|llm`: nothing for `rules`
+  (the rule-based `diagnose`), a `diagnoser` service for `llm` (an `LLMDiagnoser` over a chat
+  backend), which `trees.run.run` hands to consolidation.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import py_trees
 
 from blackboard.consolidation import ConsolidationReport, EpisodeRecord, consolidate
+from blackboard.diagnosis import Diagnoser, diagnose
 from blackboard.episode import storage
 from blackboard.events import Event, event_log
 from blackboard.retrieval import ADVICE_KEY, memory_params
 from blackboard.store import ExperienceStore
+from models.planners import BackendConfig
+from scenes.errors import TetherError, did_you_mean
 from scenes.robot import Robot
 from trees.compiler import compile_tree, goal_bindings, read_tree_file
 from trees.episode import EpisodeResult, Tick, run_episode
@@ -30,6 +37,24 @@ Status = py_trees.common.Status
 DONE = (Status.SUCCESS, Status.FAILURE)
 NO_MEMORY, FRESH = "none", "fresh"
 STORE_NAME = "memory.db"
+DIAGNOSERS = ("rules", "llm")  # `--diagnoser`
+CHAT_BACKENDS = ("openai", "transformers")
+
+
+def diagnoser_services(choice: str, backend: str, config: BackendConfig) -> dict[str, Any]:
+    """The run's `diagnoser` service for `--diagnoser` (see the module docstring)."""
+    from blackboard.llm_diagnosis import LLMDiagnoser
+    from models.planners import get_backend
+
+    if choice not in DIAGNOSERS:
+        raise TetherError(f"unknown diagnoser '{choice}'{did_you_mean(choice, DIAGNOSERS)}; "
+                          f"diagnosers: {', '.join(DIAGNOSERS)}")
+    if choice == "rules":
+        return {}
+    if backend not in CHAT_BACKENDS:
+        raise TetherError(f"--diagnoser llm needs a chat backend ({', '.join(CHAT_BACKENDS)}) to "
+                          f"ask; '{backend}' is not one (give --verifier-backend)")
+    return {"diagnoser": LLMDiagnoser(get_backend(backend, config))}
 
 
 def open_store(spec: str | Path | None, run_dir: Path) -> ExperienceStore | None:
@@ -94,7 +119,8 @@ class EventRecorder:
 
 
 def remember_episode(store: ExperienceStore, result: EpisodeResult, *, task: str,
-                     instruction: str, bindings: dict, run_id: str) -> ConsolidationReport:
+                     instruction: str, bindings: dict, run_id: str,
+                     diagnoser: Diagnoser = diagnose) -> ConsolidationReport:
     """Consolidate the episode that just ended (its blackboard is still in place)."""
     bb = storage()
     record = EpisodeRecord(
@@ -102,14 +128,15 @@ def remember_episode(store: ExperienceStore, result: EpisodeResult, *, task: str
         success=result.success, steps=result.steps, ended_by=result.ended_by,
         errors=list(result.errors), events=list(event_log()), params=memory_params(),
         advice=dict(bb.get(ADVICE_KEY, {})), bindings=dict(bindings), run_id=run_id)
-    return consolidate(store, record)
+    return consolidate(store, record, diagnoser=diagnoser)
 
 
 def practice(tree: Path | str, robot: Robot, store: ExperienceStore | None, *, task: str,
              instruction: str, budget: int = 1000,
-             run_id: str = "") -> tuple[EpisodeResult, ConsolidationReport | None]:
+             run_id: str = "", diagnoser: Diagnoser = diagnose,
+             ) -> tuple[EpisodeResult, ConsolidationReport | None]:
     """One episode of `tree` on `robot` (params bound from its goal) with memory `store` (None:
-    memory off), consolidated into the store afterwards."""
+    memory off), consolidated into the store afterwards (diagnosed by `diagnoser`)."""
     compiled = compile_tree(tree, goal_bindings(read_tree_file(Path(tree)), robot.goal()),
                             resolve=robot.resolve)
     result = run_episode(compiled.root, robot, budget=budget, task=task, instruction=instruction,
@@ -118,4 +145,5 @@ def practice(tree: Path | str, robot: Robot, store: ExperienceStore | None, *, t
     if store is None:
         return result, None
     return result, remember_episode(store, result, task=task, instruction=instruction,
-                                    bindings=compiled.bindings, run_id=run_id)
+                                    bindings=compiled.bindings, run_id=run_id,
+                                    diagnoser=diagnoser)

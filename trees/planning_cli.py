@@ -2,6 +2,7 @@
 
     tether plan "INSTRUCTION" --task SUITE/TASK -o tree.yaml [--backend memory|openai|transformers]
     tether do "INSTRUCTION" --task SUITE/TASK [--seed N] [--backend ...] [--verifier vlm]
+        [--diagnoser llm]
 """
 
 from __future__ import annotations
@@ -39,6 +40,21 @@ Verifier = Annotated[str, typer.Option(
 VerifierBackend = Annotated[str | None, typer.Option(
     metavar="openai|transformers", help="The VLM verifier's chat backend (default: --backend "
     "when it is one).")]
+
+DiagnoserOpt = Annotated[str, typer.Option(
+    "--diagnoser", metavar="rules|llm", help="Who diagnoses a failed episode for memory: rules "
+    "(by error code) or llm (an LLM behind --verifier-backend with --base-url/--model/--timeout;"
+    " an unusable reply falls back to the rules).")]
+
+
+def diagnoser_service(diagnoser: str, verifier_backend: str | None, backend: str, model: str,
+                      base_url: str, timeout: float, max_tokens: int = 256) -> dict:
+    """The run's services for `--diagnoser` (also used by `tether run`)."""
+    from models.planners import BackendConfig
+    from trees.memory import diagnoser_services
+
+    return diagnoser_services(diagnoser, verifier_backend or backend, BackendConfig(
+        model=model, base_url=base_url, timeout=timeout, max_tokens=max_tokens))
 
 
 def _options(backend: str, model: str, base_url: str, timeout: float, attempts: int,
@@ -92,7 +108,7 @@ def do(instruction: Instruction, task: Task, backend: Backend = "memory", model:
        base_url: BaseUrl = "http://localhost:8000/v1", timeout: Timeout = 60.0,
        attempts: Attempts = 3, max_tokens: MaxTokens = 1024, memory: Memory = None,
        safety: Safety = None, verifier: Verifier = "sim",
-       verifier_backend: VerifierBackend = None,
+       verifier_backend: VerifierBackend = None, diagnoser: DiagnoserOpt = "rules",
        seed: Annotated[int, typer.Option(help="Seed (init state seed % 50).")] = 0,
        budget: Annotated[int, typer.Option(help="Step budget of the episode.")] = 1500,
        runs: Annotated[Path, typer.Option(help="Folder for the run directory.")] = Path("runs"),
@@ -104,6 +120,8 @@ def do(instruction: Instruction, task: Task, backend: Backend = "memory", model:
     try:
         services = verifier_service(verifier, verifier_backend, backend, model, base_url,
                                     timeout)
+        services |= diagnoser_service(diagnoser, verifier_backend, backend, model, base_url,
+                                      timeout)
         record, planned = do_instruction(
             instruction, task, seed=seed, runs=runs, budget=budget, memory=memory,
             options=_options(backend, model, base_url, timeout, attempts, memory,
@@ -117,7 +135,9 @@ def do(instruction: Instruction, task: Task, backend: Backend = "memory", model:
     r = record.result
     verdict = "[bold green]SUCCESS[/]" if r.success else "[bold red]FAILURE[/]"
     out.print(f"{verdict}  \"{instruction}\" on {record.task} (planned by {planned.planner}"
-              + (f", verified by {services['verifier'].name}" if services else "")
+              + (f", verified by {services['verifier'].name}" if "verifier" in services else "")
+              + (f", diagnosed by {services['diagnoser'].name}" if "diagnoser" in services
+                 else "")
               + f"), {r.steps} steps", markup=True)
     for e in r.errors[-3:]:
         out.print(f"  error {e['code']} at step {e['step']} in '{e['node']}': {e['message']}")

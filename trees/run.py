@@ -74,7 +74,8 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
     `memory` is the long-term store: a path, `fresh` (a new one in the run directory), `none`
     (off), or None for `RUNS/memory.db`. `perturb` are perturbation specs (`KIND[:k=v,...]`);
     the instruction the tree and memory see is the perturbed one. `services` go to every
-    node's `setup` (`tether do` passes the `replanner`).
+    node's `setup` (`tether do` passes the `replanner`); a `diagnoser` service replaces the
+    rule-based diagnosis when the episode is consolidated (`trees.memory.diagnoser_services`).
     """
     from scenes.perturbations import build, open_scene
 
@@ -121,7 +122,9 @@ def run(tree: Path | str, task: str, *, seed: int = 0, init_state: int | None = 
         consolidated = None
         if store is not None:
             report = remember_episode(store, result, task=entry.id, instruction=instruction,
-                                      bindings=compiled.bindings, run_id=out.name)
+                                      bindings=compiled.bindings, run_id=out.name,
+                                      **{k: v for k, v in (services or {}).items()
+                                         if k == "diagnoser"})
             consolidated = {"store": str(store.path), **asdict(report)}
             store.close()
     finally:

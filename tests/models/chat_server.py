@@ -2,7 +2,8 @@
 
 Speaks the OpenAI protocol at /v1/chat/completions, answers with the given replies in turn (the
 last one repeats) and appends every request body to LOG (JSON lines). A model named `slow`
-sleeps 3 s before answering (for timeouts); a model named `broken` answers 500.
+sleeps 3 s before answering (for timeouts); a model named `broken` answers 500; a model named
+`reply-N` always answers the N-th reply (from 0).
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ def make_app(log: str, replies: list[str]) -> FastAPI:
             await asyncio.sleep(3)
         if body["model"] == "broken":
             return JSONResponse({"error": {"message": "model crashed"}}, status_code=500)
-        reply = replies[min(state["n"], len(replies) - 1)]
-        state["n"] += 1
+        if body["model"].startswith("reply-"):
+            reply = replies[int(body["model"].removeprefix("reply-"))]
+        else:
+            reply = replies[min(state["n"], len(replies) - 1)]
+            state["n"] += 1
         return {"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": reply}}],
