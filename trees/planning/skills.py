@@ -9,7 +9,7 @@ written tree, and the safety rules (`trees.planning.safety`) wrap them like any 
     open     open a drawer by its handle (library `open_drawer`)
     close    push an open drawer shut by its handle (library `close_drawer`)
 
-A predicate without a skill (close, turn_on, ...) is reported as such, never guessed.
+A predicate without a skill (turn_on, turn_off, ...) is reported as such, never guessed.
 """
 
 from __future__ import annotations
