@@ -3,8 +3,9 @@
 `KinematicScene` implements the `Robot` interface in a few microseconds per step, so tree
 semantics (RUNNING across ticks, preemption, budgets) can be tested and trees dry-run without
 MuJoCo. The end effector follows a fraction of each commanded delta; closing the gripper within
-`GRASP_RADIUS` of an object's centre attaches it; an opened gripper drops the object onto whatever
-is below it. Goals are `on` literals; `on(a, b)` holds when a rests on b's top inside its extent.
+`GRASP_RADIUS` of an object's centre attaches it; a carried object cannot be pushed down through
+what is below it, and an opened gripper drops it onto that. Goals are `on` literals; `on(a, b)`
+holds when a rests on b's top inside its extent.
 """
 
 from __future__ import annotations
@@ -91,7 +92,10 @@ class KinematicScene(Robot):
                 self._drop(self.held)
                 self.held = None
         if self.held is not None:
-            self.boxes[self.held].pos = self.eef.copy()
+            box = self.boxes[self.held]
+            box.pos[:2] = self.eef[:2]
+            self.eef[2] = max(self.eef[2], self._support(self.held) + box.half[2])
+            box.pos = self.eef.copy()
 
     def _close_fingers(self) -> None:
         if self.held is None:
@@ -102,7 +106,8 @@ class KinematicScene(Robot):
         stop = 2 * self.boxes[self.held].half[1] if self.held else 0.0
         self.width = max(stop, self.width - FINGER_SPEED)
 
-    def _drop(self, name: str) -> None:
+    def _support(self, name: str) -> float:
+        """The highest top under `name`'s footprint that is not above its bottom (or the table)."""
         box = self.boxes[name]
         support = TABLE_Z
         for other, b in self.boxes.items():
@@ -110,4 +115,8 @@ class KinematicScene(Robot):
                 top = b.pos[2] + b.half[2]
                 if top <= box.pos[2] - box.half[2] + 1e-6:
                     support = max(support, top)
-        box.pos[2] = support + box.half[2]
+        return support
+
+    def _drop(self, name: str) -> None:
+        box = self.boxes[name]
+        box.pos[2] = self._support(name) + box.half[2]
