@@ -1,6 +1,6 @@
 """Success of an authored tree over LIBERO tasks and init states: prints a table per task.
 
-    python benchmarks/library_success.py                         # the two tables of issue #2
+    python benchmarks/library_success.py        # demo task x 20 init states, libero_spatial x 5
     python benchmarks/library_success.py --tasks libero_goal/8 --init-states 20
 
 Each episode is a full `tether run` (scene reset to the init state, tree compiled against it,
