@@ -5,10 +5,6 @@ rules and says why. Also the LLM diagnoser in consolidation after a kinematic ep
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,10 +15,10 @@ from blackboard.llm_diagnosis import LLMDiagnoser
 from blackboard.store import ExperienceStore
 from models.planners import BackendConfig, get_backend
 from scenes.obstacles import SHELF_INSTRUCTION, SHELF_TASK, shelf_scene
+from tests.models.chat_server import serving
 from trees.compiler import LIBRARY
 from trees.memory import practice
 
-ROOT = Path(__file__).resolve().parents[2]
 GOOD = {"cause": "the shelf blocks a top-down approach", "remedy": {"approach": [0, -0.1, 0]}}
 REPLIES = [
     json.dumps(GOOD),
@@ -43,29 +39,12 @@ EVENTS = [Event(step=12, node="approach cheese", action="move_to", args="cheese+
                 feedback="no progress", error="STUCK")]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The chat server; model `reply-N` answers REPLIES[N]. Yields its URL and request log."""
     log = tmp_path_factory.mktemp("diagnoser") / "requests.jsonl"
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tests.models.chat_server", str(port),
-                             str(log), *REPLIES], cwd=ROOT)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/v1", log
-    proc.terminate()
-    proc.wait(10)
+    with serving(log, REPLIES) as url:
+        yield url, log
 
 
 def diagnoser(server, model: str, **config) -> LLMDiagnoser:

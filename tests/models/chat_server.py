@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 import uvicorn
 from fastapi import FastAPI, Request
@@ -41,6 +47,32 @@ def make_app(log: str, replies: list[str]) -> FastAPI:
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
     return app
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serving(log: Path, replies: Sequence[str]) -> Iterator[str]:
+    """This server in its own process on a free loopback port; yields its /v1 URL."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "tests.models.chat_server", str(port), str(log),
+                             *replies], cwd=Path(__file__).resolve().parents[2])
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,33 +12,16 @@ import pytest
 
 from models.planners import BackendConfig, ChatMessage, get_backend
 from scenes.errors import TetherError
+from tests.models.chat_server import free_port, serving
 
-ROOT = Path(__file__).resolve().parents[2]
 PLAN = json.dumps({"subtasks": [{"goal": "g", "steps": [{"wait": 1}]}]})
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     log = tmp_path_factory.mktemp("chat") / "requests.jsonl"
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tests.models.chat_server", str(port), str(log),
-                             "not a plan", PLAN], cwd=ROOT)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/v1", log
-    proc.terminate()
-    proc.wait(10)
+    with serving(log, ["not a plan", PLAN]) as url:
+        yield url, log
 
 
 def requests(log: Path) -> list[dict]:

@@ -4,46 +4,24 @@ an LLM behind a real chat-completions HTTP server (tests/models/chat_server.py).
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from blackboard.store import ExperienceStore
+from tests.models.chat_server import serving
 from tests.trees.harness import BOWL, PLATE
 from trees.cli import app
 
-ROOT = Path(__file__).resolve().parents[2]
 CAUSE = "the bowl was never picked up"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def llm(tmp_path_factory):
     """A server whose every answer is a diagnosis without a remedy; yields its URL and log."""
     log = tmp_path_factory.mktemp("diagnoser") / "requests.jsonl"
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tests.models.chat_server", str(port),
-                             str(log), json.dumps({"cause": CAUSE, "remedy": {}})], cwd=ROOT)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/v1", log
-    proc.terminate()
-    proc.wait(10)
+    with serving(log, [json.dumps({"cause": CAUSE, "remedy": {}})]) as url:
+        yield url, log
 
 
 def test_an_llm_diagnoser_needs_a_chat_backend_and_a_known_name():
