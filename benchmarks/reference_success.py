@@ -39,7 +39,7 @@ from trees.compiler import LIBRARY, read_tree_file  # noqa: E402
 
 # the library tree that achieves one goal literal, by predicate
 REFERENCE = {"on": "pick_place", "in": "pick_place", "open": "open_drawer",
-             "close": "close_drawer"}
+             "close": "close_drawer", "turn_on": "turn_on"}
 LAST = ("close",)  # predicates achieved after all others
 BUDGET = 1000  # steps per goal literal
 

@@ -8,8 +8,9 @@ written tree, and the safety rules (`trees.planning.safety`) wrap them like any 
     on, in   grasp the object, place it on/in the target (library `grasp`, `place`)
     open     open a drawer by its handle (library `open_drawer`)
     close    push an open drawer shut by its handle (library `close_drawer`)
+    turn_on  turn the stove's knob (library `turn_on`)
 
-A predicate without a skill (turn_on, turn_off, ...) is reported as such, never guessed.
+A predicate without a skill (turn_off, ...) is reported as such, never guessed.
 """
 
 from __future__ import annotations
@@ -49,8 +50,13 @@ def _close(goal: Goal) -> list[dict]:
     return [{"subtree": "close_drawer", "with": {"drawer": goal.args[0]}}]
 
 
+def _turn_on(goal: Goal) -> list[dict]:
+    return [{"subtree": "turn_on", "with": {"stove": goal.args[0]}}]
+
+
 SKILLS: dict[str, Callable[[Goal], list[dict]]] = {"on": _pick_place, "in": _pick_place,
-                                                   "open": _open, "close": _close}
+                                                   "open": _open, "close": _close,
+                                                   "turn_on": _turn_on}
 
 
 def steps_for(goal: Goal) -> list[dict]:
