@@ -87,7 +87,7 @@ def bench(
             err.print(f"[yellow]{why}[/]", markup=True)
         rows = run_bench(suite, run_dir, workers=workers, backend=backend, address=address,
                          timeout=timeout)
-        summary = write_reports(rows, run_dir, suite.name)
+        summary = write_reports(rows, run_dir, suite.name, suite.headline)
     except TetherError as exc:
         err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None

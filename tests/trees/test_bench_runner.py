@@ -15,7 +15,14 @@ from typer.testing import CliRunner
 
 from tests.trees.bench_fakes import fake_episode
 from trees.bench.gate import compare, gate
-from trees.bench.report import summarize, wilson, write_learning_curve, write_reports
+from trees.bench.report import (
+    difference,
+    summarize,
+    wilson,
+    write_learning_curve,
+    write_markdown,
+    write_reports,
+)
 from trees.bench.runner import EPISODES_FILE, bench
 from trees.bench.suite import load_suite
 from trees.cli import app
@@ -121,13 +128,43 @@ def test_learning_curve_when_memory_persists(tmp_path):
     assert (tmp_path / "learning.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def summary_of(rates: dict[str, tuple[int, int]]) -> dict:
+def rows_of(rates: dict[str, tuple[int, int]]) -> list[dict]:
     rows = []
     for cell, (k, n) in rates.items():
         arm, pert = cell.split("|")
         rows += [{"arm": arm, "task": "t", "perturbation": pert, "success": i < k,
-                  "status": "passed" if i < k else "failed"} for i in range(n)]
-    return summarize(rows, "s")
+                  "status": "passed" if i < k else "failed", "error": None,
+                  "error_codes": [], "tree_status": "", "ended_by": "", "key": cell}
+                 for i in range(n)]
+    return rows
+
+
+def summary_of(rates: dict[str, tuple[int, int]]) -> dict:
+    return summarize(rows_of(rates), "s")
+
+
+def test_difference_interval_matches_newcombe():
+    """Newcombe (1998), method 10, worked example: 56/70 - 48/80 = 0.2 (0.0524, 0.3339)."""
+    d, lo, hi = difference(56, 70, 48, 80)
+    assert (round(d, 4), round(lo, 4), round(hi, 4)) == (0.2, 0.0524, 0.3339)
+    assert difference(10, 10, 0, 10)[1:] == pytest.approx((0.6075, 1.0), abs=1e-4)
+
+
+def test_headline_compares_two_arms_per_perturbation_and_over_the_kinds(tmp_path):
+    rows = rows_of({"h|none": (10, 10), "h|swap": (9, 10), "h|glare": (7, 10),
+                    "b|none": (5, 10), "b|swap": (2, 10), "b|glare": (4, 10), "x|swap": (1, 10)})
+    summary = summarize(rows, "s", ("h", "b"))
+    h = summary["headline"]
+    assert [(r["perturbation"], r["difference"]) for r in h["perturbations"]] == [
+        ("none", 0.5), ("swap", 0.7), ("glare", 0.3)]
+    assert h["over_kinds"]["kinds"] == 2  # `none` is not a perturbation kind
+    assert h["over_kinds"]["difference"] == 0.5  # (16/20 - 6/20) = mean of +70 and +30 pp
+    assert h["over_kinds"]["ci95"] == [round(x, 4) for x in difference(16, 20, 6, 20)[1:]]
+    write_markdown(summary, rows, tmp_path / "summary.md")
+    text = (tmp_path / "summary.md").read_text()
+    assert "## Headline: h vs b" in text
+    assert "| **over 2 perturbation kinds** | | | **+50 pp** |" in text
+    assert "headline" not in summarize(rows, "s")
 
 
 def test_gate_and_compare():

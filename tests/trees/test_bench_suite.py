@@ -59,6 +59,7 @@ perturbations:
 arms:
   a: {tree: trees/library/nope.yaml, memory: sometimes, withh: {}}
 budgett: 5
+headline: {arm: a, baseline: bare}
 """)
     with pytest.raises(TreeError) as info:
         load_suite(path, ROOT)
@@ -71,6 +72,11 @@ budgett: 5
     assert "suite.yaml:7:38: arms.a.memory: expected one of none, fresh, persistent" in text
     assert "arms.a.withh: unknown key; did you mean 'with'?" in text
     assert "arms.a.tree: no tree file trees/library/nope.yaml" in text
+    assert "headline.baseline: no arm 'bare' (arms: a)" in text
+
+
+def test_perturbed_leads_with_harness_against_the_bare_policy():
+    assert load_suite("perturbed", ROOT).headline == ("harness", "bare")
 
 
 def test_an_arm_whose_pieces_are_missing_is_skipped(tmp_path):

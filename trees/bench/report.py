@@ -1,8 +1,11 @@
 """The reports of a bench run, all written into its run directory from the episode rows.
 
     summary.json   cells (arm x perturbation), tasks (arm x task), arms: episodes, successes,
-                   errors, rate, 95% Wilson CI
-    summary.md     the same as a Markdown table, and the failures with links to their traces
+                   errors, rate, 95% Wilson CI; with the suite's `headline` (arm, baseline),
+                   their difference per perturbation and over the perturbation kinds, with
+                   Newcombe's 95% interval of a difference of proportions
+    summary.md     the same as Markdown tables (the headline first), and the failures with
+                   links to their traces
     junit.xml      one testcase per episode; a failure's text is its final tree snapshot
                    (tree.txt) and its error codes; an episode that crashed or hung is an <error>
     success.png    success by perturbation per arm with 95% Wilson intervals
@@ -36,6 +39,39 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def difference(k1: int, n1: int, k2: int, n2: int) -> tuple[float, float, float]:
+    """k1/n1 - k2/n2 and its 95% interval (Newcombe's hybrid score method, from the two
+    Wilson intervals; Newcombe 1998, method 10)."""
+    p1, p2 = k1 / n1, k2 / n2
+    (l1, u1), (l2, u2) = wilson(k1, n1), wilson(k2, n2)
+    d = p1 - p2
+    return (d, d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2),
+            d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2))
+
+
+def headline(cells: dict[str, dict[str, Any]], arm: str, baseline: str) -> dict[str, Any]:
+    """`arm` minus `baseline` per perturbation, and over every perturbation kind but `none`
+    (pooled episodes: the mean of the kinds' differences when each kind has as many)."""
+    rows, pooled = [], [0, 0, 0, 0]
+    for c in cells.values():
+        b = cells.get(cell_key(baseline, c["perturbation"]))
+        if c["arm"] != arm or b is None:
+            continue
+        counts = (c["successes"], c["episodes"], b["successes"], b["episodes"])
+        d, lo, hi = difference(*counts)
+        rows.append({"perturbation": c["perturbation"], "arm_rate": c["rate"],
+                     "baseline_rate": b["rate"], "difference": round(d, 4),
+                     "ci95": [round(lo, 4), round(hi, 4)]})
+        if c["perturbation"] != "none":
+            pooled = [x + y for x, y in zip(pooled, counts, strict=True)]
+    kinds = None
+    if pooled[1] and pooled[3]:
+        d, lo, hi = difference(*pooled)
+        kinds = {"kinds": sum(r["perturbation"] != "none" for r in rows),
+                 "difference": round(d, 4), "ci95": [round(lo, 4), round(hi, 4)]}
+    return {"arm": arm, "baseline": baseline, "perturbations": rows, "over_kinds": kinds}
+
+
 def cell_key(arm: str, perturbation: str) -> str:
     return f"{arm}|{perturbation}"
 
@@ -55,19 +91,48 @@ def _tally(rows: list[dict[str, Any]], fields: tuple[str, ...]) -> dict[str, dic
     return groups
 
 
-def summarize(rows: list[dict[str, Any]], suite: str = "") -> dict[str, Any]:
-    """Success per (arm, perturbation) cell, per (arm, task) and per arm, with Wilson intervals."""
-    return {"suite": suite, "episodes": len(rows), "cells": _tally(rows, ("arm", "perturbation")),
-            "tasks": _tally(rows, ("arm", "task")), "arms": _tally(rows, ("arm",))}
+def summarize(rows: list[dict[str, Any]], suite: str = "",
+              compare: tuple[str, str] | None = None) -> dict[str, Any]:
+    """Success per (arm, perturbation) cell, per (arm, task) and per arm, with Wilson intervals;
+    with `compare` (arm, baseline), the headline difference."""
+    summary = {"suite": suite, "episodes": len(rows),
+               "cells": _tally(rows, ("arm", "perturbation")),
+               "tasks": _tally(rows, ("arm", "task")), "arms": _tally(rows, ("arm",))}
+    if compare is not None:
+        summary["headline"] = headline(summary["cells"], *compare)
+    return summary
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
+def _pp(x: float) -> str:
+    return f"{100 * x:+.0f} pp"
+
+
+def _headline_lines(h: dict[str, Any]) -> list[str]:
+    lines = [f"## Headline: {h['arm']} vs {h['baseline']}", "",
+             f"| perturbation | {h['arm']} | {h['baseline']} | difference | 95% CI |",
+             "| --- | --- | --- | --- | --- |"]
+    for r in h["perturbations"]:
+        lo, hi = r["ci95"]
+        lines.append(f"| {r['perturbation']} | {_pct(r['arm_rate'])} | "
+                     f"{_pct(r['baseline_rate'])} | {_pp(r['difference'])} | "
+                     f"{_pp(lo)} to {_pp(hi)} |")
+    k = h["over_kinds"]
+    if k is not None:
+        lo, hi = k["ci95"]
+        lines.append(f"| **over {k['kinds']} perturbation kinds** | | | "
+                     f"**{_pp(k['difference'])}** | {_pp(lo)} to {_pp(hi)} |")
+    return [*lines, ""]
+
+
 def write_markdown(summary: dict[str, Any], rows: list[dict[str, Any]], path: Path) -> None:
-    lines = [f"# bench: {summary['suite']}", "",
-             "| arm | perturbation | success | rate | 95% CI | errors |",
+    lines = [f"# bench: {summary['suite']}", ""]
+    if "headline" in summary:
+        lines += _headline_lines(summary["headline"])
+    lines += ["| arm | perturbation | success | rate | 95% CI | errors |",
              "| --- | --- | --- | --- | --- | --- |"]
     for c in summary["cells"].values():
         lo, hi = c["ci95"]
@@ -229,10 +294,11 @@ def write_html(summary: dict[str, Any], rows: list[dict[str, Any]], out: Path,
     return problems
 
 
-def write_reports(rows: list[dict[str, Any]], out: Path | str, suite: str) -> dict[str, Any]:
+def write_reports(rows: list[dict[str, Any]], out: Path | str, suite: str,
+                  compare: tuple[str, str] | None = None) -> dict[str, Any]:
     """Write every report of the run into `out`; return the summary."""
     out = Path(out)
-    summary = summarize(rows, suite)
+    summary = summarize(rows, suite, compare)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     write_markdown(summary, rows, out / "summary.md")
     write_junit(rows, out, suite, out / "junit.xml")

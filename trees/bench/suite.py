@@ -12,6 +12,7 @@ A suite is YAML (docs/bench.md):
       pose_noise: [pose_noise]
     arms:                  # name -> a way of solving the tasks
       analytic: {tree: trees/library/pick_place.yaml, memory: none}
+    headline: {arm: analytic, baseline: other}   # optional: the comparison the report leads with
 
 An arm's `memory` is `none` (off), `fresh` (a new store per episode) or `persistent` (one store
 per arm that every episode of the arm reads and consolidates into, in suite order). An arm whose
@@ -32,7 +33,8 @@ from trees.source import TreeError, Where, load_source
 
 SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"
 MEMORY_MODES = ("none", "fresh", "persistent")
-TOP_KEYS = {"suite", "doc", "budget", "timeout", "tasks", "seeds", "perturbations", "arms"}
+TOP_KEYS = {"suite", "doc", "budget", "timeout", "tasks", "seeds", "perturbations", "arms",
+            "headline"}
 ARM_KEYS = {"tree", "with", "memory", "budget", "requires", "doc"}
 
 
@@ -84,6 +86,7 @@ class Suite:
     budget: int
     timeout: float
     skipped: dict[str, str] = field(default_factory=dict)  # arm name -> why it does not run
+    headline: tuple[str, str] | None = None  # (arm, baseline arm) the report compares first
 
     def episodes(self) -> list[Episode]:
         """Every episode, in a fixed order: arm, task, perturbation, seed."""
@@ -221,10 +224,27 @@ def load_suite(name_or_path: str | Path, root: Path | None = None) -> Suite:
         arm_specs = {}
     arms = [_arm(arms_at.of_key(arm_specs, n), str(n), s, root, problems)
             for n, s in arm_specs.items()]
+    headline = _headline(where, data, [str(n) for n in arm_specs], problems)
     if problems:
         raise TreeError(problems)
     valid = tuple(a for a in arms if a is not None)
     skipped = {a.name: f"arm '{a.name}' skipped: {', '.join(a.missing(root))} does not exist yet"
                for a in valid if a.missing(root)}
     return Suite(str(data["suite"]), str(path), valid, tuple(task_ids), perturbations,
-                 tuple(seeds), budget, float(timeout), skipped)
+                 tuple(seeds), budget, float(timeout), skipped, headline)
+
+
+def _headline(where: Where, data: dict, arms: list[str],
+              problems: list[str]) -> tuple[str, str] | None:
+    """`headline: {arm: A, baseline: B}`, two of the suite's arms, or None when absent."""
+    if "headline" not in data:
+        return None
+    at, spec = where.of_key(data, "headline"), data["headline"]
+    if not isinstance(spec, dict) or set(spec) != {"arm", "baseline"}:
+        problems.append(at.error("expected {arm: ARM, baseline: ARM}"))
+        return None
+    for key in ("arm", "baseline"):
+        if spec[key] not in arms:
+            problems.append(at.of_key(spec, key).error(
+                f"no arm '{spec[key]}' (arms: {', '.join(arms)})"))
+    return str(spec["arm"]), str(spec["baseline"])
