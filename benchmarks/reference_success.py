@@ -6,7 +6,8 @@
 
 The reference solution of a task is built from its BDDL goal alone: each goal literal is
 achieved by the library tree `REFERENCE` names for its predicate (`on`/`in` -> pick_place,
-`open` -> open_drawer, `close` -> close_drawer), its parameters bound from the literal
+`open` -> open_drawer, `close` -> close_drawer, `turn_on` -> turn_on; `on(X, R)` -> push when
+X is too flat to grasp, a plate), its parameters bound from the literal
 (`from_goal`), and a goal of several literals is those trees in sequence, in the goal's order
 except that `close` literals come last (a drawer or door must stay open while something is put
 in it) and `in(X, R)` is preceded by `open(R)` when R belongs to one of LIBERO's articulated
@@ -40,6 +41,7 @@ from trees.compiler import LIBRARY, read_tree_file  # noqa: E402
 # the library tree that achieves one goal literal, by predicate
 REFERENCE = {"on": "pick_place", "in": "pick_place", "open": "open_drawer",
              "close": "close_drawer", "turn_on": "turn_on"}
+PUSHED = ("plate",)  # objects too flat to grasp (by name): `on` slides them with `push`
 LAST = ("close",)  # predicates achieved after all others
 BUDGET = 1000  # steps per goal literal
 
@@ -98,10 +100,17 @@ def _articulated(problem, region: str) -> bool:
     return cls is not None and cls.__module__.endswith("articulated_objects")
 
 
+def tree_for(literal: tuple[str, ...]) -> str:
+    """The library tree that achieves one goal literal."""
+    if literal[0] == "on" and any(word in literal[1] for word in PUSHED):
+        return "push"
+    return REFERENCE[literal[0]]
+
+
 def reference_for(task: str) -> Reference:
     goal = goal_of(task)
     missing = tuple(dict.fromkeys(g[0] for g in goal if g[0] not in REFERENCE))
-    trees = () if missing else tuple(REFERENCE[g[0]] for g in goal)
+    trees = () if missing else tuple(tree_for(g) for g in goal)
     return Reference(get_task(task).id, goal, trees, missing)
 
 
