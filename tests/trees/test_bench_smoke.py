@@ -55,5 +55,7 @@ def test_same_episode_twice_gives_identical_rows(smoke, tmp_path):
 
 def test_ray_backend_gives_identical_rows(smoke, tmp_path):
     suite, _, rows, _ = smoke
-    on_ray = bench(one_episode(suite), tmp_path, workers=1, backend="ray", progress=False)
+    # a Ray episode's wall clock also runs while its worker process starts and imports
+    on_ray = bench(one_episode(suite), tmp_path, workers=1, backend="ray", progress=False,
+                   timeout=900)
     assert timeless(on_ray) == timeless([rows[-1]])
