@@ -42,21 +42,14 @@ def _pick_place(goal: Goal) -> list[dict]:
             {"subtree": "place", "with": {"object": obj, "target": target}}]
 
 
-def _open(goal: Goal) -> list[dict]:
-    return [{"subtree": "open_drawer", "with": {"drawer": goal.args[0]}}]
+def _one_tree(tree: str, param: str) -> Callable[[Goal], list[dict]]:
+    """A skill that is one library tree, its `param` bound to the goal's single argument."""
+    return lambda goal: [{"subtree": tree, "with": {param: goal.args[0]}}]
 
 
-def _close(goal: Goal) -> list[dict]:
-    return [{"subtree": "close_drawer", "with": {"drawer": goal.args[0]}}]
-
-
-def _turn_on(goal: Goal) -> list[dict]:
-    return [{"subtree": "turn_on", "with": {"stove": goal.args[0]}}]
-
-
-SKILLS: dict[str, Callable[[Goal], list[dict]]] = {"on": _pick_place, "in": _pick_place,
-                                                   "open": _open, "close": _close,
-                                                   "turn_on": _turn_on}
+SKILLS: dict[str, Callable[[Goal], list[dict]]] = {
+    "on": _pick_place, "in": _pick_place, "open": _one_tree("open_drawer", "drawer"),
+    "close": _one_tree("close_drawer", "drawer"), "turn_on": _one_tree("turn_on", "stove")}
 
 
 def steps_for(goal: Goal) -> list[dict]:
