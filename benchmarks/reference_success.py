@@ -136,42 +136,51 @@ def run_reference(ref: Reference, init_states: list[int], runs: Path,
 
 
 def markdown(refs: list[Reference], rows: list[dict], n: int) -> str:
-    """A table per suite (success k/n, mean steps, error codes), suite totals, missing skills."""
+    """A summary over the suites, then a table per suite (success k/n, mean steps, error
+    codes) and the failed episodes. A task without a skill counts `n` failed episodes."""
     by_task: dict[str, list[dict]] = {}
     for row in rows:
         by_task.setdefault(row["task"], []).append(row)
-    out = []
+    summary = ["| suite | episodes | tasks at >= 90% | below 90% |", "|" + " --- |" * 4]
+    tables = []
+    grand = [0, 0, 0, 0]  # episodes ok, episodes, tasks solved, tasks
     for suite in dict.fromkeys(r.task.split("/")[0] for r in refs):
         srefs = [r for r in refs if r.task.startswith(suite + "/")]
-        out += [f"### {suite}", "", "| # | task | goal | reference | success | mean steps | "
-                "error codes (recoveries and failures) |", "|" + " --- |" * 7]
+        tables += [f"### {suite}", "", "| # | task | goal | reference | success | mean steps | "
+                   "error codes (recoveries and failures) |", "|" + " --- |" * 7]
         ok = total = 0
+        below = []
         for ref in srefs:
             t = get_task(ref.task)
             goal = " ".join(f"{g[0]}({', '.join(g[1:])})" for g in ref.goal)
             if ref.missing:
-                out.append(f"| {t.index} | {t.name} | {goal} | no skill: {', '.join(ref.missing)}"
-                           f" | - | - | - |")
+                tables.append(f"| {t.index} | {t.name} | {goal} | no skill: "
+                              f"{', '.join(ref.missing)} | - | - | - |")
                 total += n
+                below.append(f"{t.index}: no skill")
                 continue
             rs = by_task.get(ref.task, [])
             k = sum(r["success"] for r in rs)
             ok, total = ok + k, total + len(rs)
+            if k < 0.9 * max(1, len(rs)):
+                below.append(f"{t.index}: {k}/{len(rs)}")
             codes = Counter(c for r in rs for c in r["errors"])
             steps = f"{sum(r['steps'] for r in rs) / len(rs):.0f}" if rs else "-"
-            out.append(f"| {t.index} | {t.name} | {goal} | {' + '.join(ref.trees)} | "
-                       f"**{k}/{len(rs)}** | {steps} | "
-                       + (", ".join(f"{c} x{m}" for c, m in codes.most_common()) or "-") + " |")
-        solved = sum(1 for ref in srefs if not ref.missing
-                     and sum(r["success"] for r in by_task.get(ref.task, []))
-                     >= 0.9 * max(1, len(by_task.get(ref.task, []))))
-        out += ["", f"**{suite}: {ok}/{total} episodes succeed ({ok / max(1, total):.0%}; tasks "
-                f"without a skill count as failures); {solved}/{len(srefs)} tasks at >= 90%.**",
-                ""]
+            tables.append(f"| {t.index} | {t.name} | {goal} | {' + '.join(ref.trees)} | "
+                          f"**{k}/{len(rs)}** | {steps} | "
+                          + (", ".join(f"{c} x{m}" for c, m in codes.most_common()) or "-")
+                          + " |")
+        solved = len(srefs) - len(below)
+        tables += ["", f"**{suite}: {ok}/{total} episodes succeed ({ok / max(1, total):.0%}); "
+                   f"{solved}/{len(srefs)} tasks at >= 90%.**", ""]
+        summary.append(f"| {suite} | {ok}/{total} | {solved}/{len(srefs)} | "
+                       f"{', '.join(below) or '-'} |")
+        grand = [a + b for a, b in zip(grand, (ok, total, solved, len(srefs)), strict=True)]
+    summary.append(f"| **all** | **{grand[0]}/{grand[1]}** | **{grand[2]}/{grand[3]}** | |")
     failed = [f"{r['task'].split('/')[0]}/{get_task(r['task']).index}#{r['init_state']}"
               for r in rows if not r["success"]]
-    out += ["Failed episodes (SUITE/INDEX#INIT_STATE): " + (", ".join(failed) or "none"), ""]
-    return "\n".join(out)
+    return "\n".join([*summary, "", *tables, "Failed episodes (SUITE/INDEX#INIT_STATE): "
+                      + (", ".join(failed) or "none"), ""])
 
 
 def main(argv: list[str] | None = None) -> str:

@@ -50,6 +50,17 @@ def test_a_predicate_without_a_tree_is_reported_not_hidden(ref):
     assert "no skill: frobnicate" in text
 
 
+def test_the_summary_counts_tasks_below_90_percent_per_suite(ref):
+    refs = [ref.reference_for(t) for t in ("libero_goal/8", "libero_goal/6", "libero_object/0")]
+    rows = [{"task": r.task, "init_state": k, "success": k < wins, "steps": 100, "errors": []}
+            for r, wins in zip(refs, (10, 8, 9), strict=True) for k in range(10)]
+    text = ref.markdown(refs, rows, 10)
+    assert "| libero_goal | 18/20 | 1/2 | 6: 8/10 |" in text
+    assert "| libero_object | 9/10 | 1/1 | - |" in text
+    assert "| **all** | **27/30** | **2/3** | |" in text
+    assert "libero_goal/6#8, libero_goal/6#9, libero_object/0#9" in text
+
+
 @pytest.mark.slow
 def test_reference_solutions_succeed_on_libero(ref, tmp_path):
     rows = []
