@@ -216,15 +216,19 @@ class SetGripper(RobotLeaf):
 class Release(RobotLeaf):
     """Open the gripper, then retreat `lift` m straight up.
 
-    Tick contract: first the gripper phase of `set_gripper: open`, then a servo toward the
-    retreat point; SUCCESS within 1 cm of it; FAILURE with STUCK if it is not reached within
-    `max_steps` ticks of retreat.
+    Tick contract: first the gripper phase of `set_gripper: open`, for at least `OPEN_STEPS`
+    ticks, then a servo toward the retreat point; SUCCESS within 1 cm of it; FAILURE with STUCK
+    if it is not reached within `max_steps` ticks of retreat. The gripper's command ramps from
+    closed to open over about 8 ticks, so fingers closed on a wide object (a moka pot, 7.7 cm)
+    do not move for that long: retreating sooner lifts the object with them.
     """
+
+    OPEN_STEPS = 10
 
     def __init__(self, name: str, *, lift: float, max_steps: int = 80):
         super().__init__(name)
         self.lift, self.max_steps = lift, max_steps
-        self.opener = SetGripper(f"{name}/open", "open")
+        self.opener = SetGripper(f"{name}/open", "open", min_steps=self.OPEN_STEPS)
         self.opener.acts_for = self
 
     def setup(self, **kwargs) -> None:

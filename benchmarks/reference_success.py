@@ -9,12 +9,15 @@ achieved by the library tree `REFERENCE` names for its predicate (`on`/`in` -> p
 `open` -> open_drawer, `close` -> close_drawer, `turn_on` -> turn_on; `on(X, R)` -> push when
 X is too flat to grasp, a plate), its parameters bound from the literal
 (`from_goal`), and a goal of several literals is those trees in sequence, in the goal's order
-except that `close` literals come last (a drawer or door must stay open while something is put
-in it) and `in(X, R)` is preceded by `open(R)` when R belongs to one of LIBERO's articulated
-objects and the task does not start with it open. The trees are analytic primitives on
-privileged poses. Each episode is a full `tether run` of that tree (no camera frames, no long-
-term memory) with a step budget of `--budget` per literal; success is LIBERO's own goal test. A
-task with a predicate no tree achieves is listed as "no skill", not run.
+except that `turn_on` literals come first (a stove's knob is beside its cook region: the hand
+pushing it, 20 cm long, would sweep what stands there), `close` literals last (a drawer or door
+must stay open while something is put in it), and `in(X, R)` is preceded by `open(R)` when R
+belongs to one of LIBERO's articulated objects and the task does not start with it open.
+Objects put `on` one target stand side by side (`pick_place`'s `spot_x`): the first `SPREAD` m
+before its middle along x (nearer the robot), the last as far beyond it. The trees are analytic
+primitives on privileged poses. Each episode is a full `tether run` of that tree (no camera
+frames, no long-term memory) with a step budget of `--budget` per literal; success is LIBERO's
+own goal test. A task with a predicate no tree achieves is listed as "no skill", not run.
 """
 
 from __future__ import annotations
@@ -42,8 +45,10 @@ from trees.compiler import LIBRARY, read_tree_file  # noqa: E402
 REFERENCE = {"on": "pick_place", "in": "pick_place", "open": "open_drawer",
              "close": "close_drawer", "turn_on": "turn_on"}
 PUSHED = ("plate",)  # objects too flat to grasp (by name): `on` slides them with `push`
+FIRST = ("turn_on",)  # predicates achieved before all others
 LAST = ("close",)  # predicates achieved after all others
 BUDGET = 1000  # steps per goal literal
+SPREAD = 0.05  # objects sharing an `on` target are set down up to this far from its middle (m)
 
 
 @dataclass(frozen=True)
@@ -56,19 +61,27 @@ class Reference:
     def document(self) -> dict:
         """The reference tree: one library subtree per goal literal, in sequence."""
         steps = []
+        shared = Counter(lit[2] for lit in self.goal if lit[0] == "on")
+        placed: Counter[str] = Counter()
         for literal, name in zip(self.goal, self.trees, strict=True):
             params = read_tree_file(LIBRARY / f"{name}.yaml").params.values()
+            bound = {p.name: literal[p.from_goal] for p in params
+                     if p.from_goal is not None and p.from_goal < len(literal)}
+            if name == "pick_place" and literal[0] == "on" and shared[literal[2]] > 1:
+                i, k = placed[literal[2]], shared[literal[2]]
+                bound["spot_x"] = SPREAD * (2 * i / (k - 1) - 1)
+                placed[literal[2]] += 1
             steps.append({"subtree": name, "name": f"{literal[0]}({', '.join(literal[1:])})",
-                          "with": {p.name: literal[p.from_goal] for p in params
-                                   if p.from_goal is not None and p.from_goal < len(literal)}})
+                          "with": bound})
         return {"tree": "reference", "doc": f"reference solution of {self.task}",
                 "root": {"sequence": {"name": "reference solution", "children": steps}}}
 
 
 def goal_of(task: str) -> tuple[tuple[str, ...], ...]:
     """The task's goal literals with tether's predicate names, in the order the reference
-    achieves them: `close` literals last, and `in(X, R)` preceded by `open(R)` when R is a
-    region of an articulated fixture (a drawer) that the task does not start open."""
+    achieves them: `turn_on` literals first, `close` literals last, and `in(X, R)` preceded by
+    `open(R)` when R is a region of an articulated fixture (a drawer) that the task does not
+    start open."""
     problem = read_problem(get_task(task).bddl_file)
     goal = [(_TETHER_PREDICATE.get(lit[0], lit[0]), *lit[1:]) for lit in problem.goal]
     opened = {lit[1] for lit in problem.init if lit[0] == "open"}
@@ -78,7 +91,7 @@ def goal_of(task: str) -> tuple[tuple[str, ...], ...]:
                 and not opened & {lit[2], _owner(problem, lit[2])}:
             steps.append(("open", lit[2]))
         steps.append(lit)
-    return tuple([g for g in steps if g[0] not in LAST] + [g for g in steps if g[0] in LAST])
+    return tuple(sorted(steps, key=lambda g: (g[0] in LAST) - (g[0] in FIRST)))
 
 
 def _owner(problem, region: str) -> str | None:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from behaviours.primitives import Release
 from scenes.kinematic import KinematicScene
 from scenes.robot import CLOSE, OPEN
 from tests.trees.harness import (
@@ -279,7 +280,8 @@ def test_release_opens_the_gripper_then_retreats_lift_straight_up(tmp_path):
     assert all(f.action[6] == OPEN for f in releasing)
     heights = [f.eef[2] for f in releasing]
     grasp_height = heights[0]
-    assert heights[:4] == [grasp_height] * 4  # the fingers open first, the arm holds
+    # the fingers open first, the arm holds while the gripper's command ramps open
+    assert heights[:Release.OPEN_STEPS] == [grasp_height] * Release.OPEN_STEPS
     assert heights == sorted(heights)  # then it only goes up
     assert not robot.is_grasped(CHEESE)
     assert robot.pose_of(CHEESE).pos[2] == pytest.approx(0.02)  # dropped back onto the table

@@ -40,3 +40,27 @@ def test_pick_place_succeeds_on_libero(task: str, init_state: int, tmp_path: Pat
     run_dir = Path(record.run_dir)
     assert {"result.json", "trace.jsonl", "tree.txt"} <= {p.name for p in run_dir.iterdir()}
     assert sum(r["k"] == "tick" for r in read_trace(run_dir)) >= result.steps
+
+
+def test_place_goes_on_when_lowering_stalls_above_a_region_s_top(tmp_path: Path):
+    """A region's top can lie below what bears the object (a stove's cook region under its
+    burner): the lowering stalls short of it and the on check decides, not the stall."""
+    from scenes.kinematic import KinematicScene
+    from tests.trees.harness import compile_path, tree_file
+    from tests.trees.harness import run as run_tree
+
+    robot = KinematicScene({"burner": ([0.3, 0.0, 0.025], [0.1, 0.1, 0.025]),
+                            "cook_region": ([0.3, 0.0, 0.023], [0.08, 0.08, 0.023]),
+                            "moka_pot_1": ([0.0, 0.0, 0.1], [0.02, 0.02, 0.02])},
+                           goal=[("on", "moka_pot_1", "cook_region")], eef=(0.0, 0.0, 0.1))
+    path = tree_file(tmp_path, """
+        root:
+          sequence:
+            - set_gripper: close
+            - subtree: place
+              with: {object: moka_pot_1, target: cook_region, clearance: -0.01}
+        """)
+    result, _ = run_tree(compile_path(path, robot).root, robot)
+    assert "STUCK" in [e["code"] for e in result.errors]  # 1.4 cm short of the region's top
+    assert result.tree_status == "SUCCESS"
+    assert robot.goal_predicate("on", ["moka_pot_1", "cook_region"])

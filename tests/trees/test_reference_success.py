@@ -43,6 +43,17 @@ def test_a_closed_drawer_is_opened_before_something_is_put_in_it(ref):
     assert [g[0] for g in ref.reference_for("libero_object/0").goal] == ["in"]
 
 
+def test_objects_put_on_one_target_are_set_down_side_by_side(ref):
+    def spots(task):
+        return [step["with"].get("spot_x") for step in
+                ref.reference_for(task).document()["root"]["sequence"]["children"]]
+
+    # libero_10/8: the stove on (first: its knob is beside the cook region), both moka pots on it
+    assert [g[0] for g in ref.reference_for("libero_10/8").goal] == ["turn_on", "on", "on"]
+    assert spots("libero_10/8") == [None, -ref.SPREAD, ref.SPREAD]
+    assert spots("libero_10/0") == [None, None]  # in the basket: dropped in, no spots
+
+
 def test_a_predicate_without_a_tree_is_reported_not_hidden(ref):
     r = ref.reference_for("libero_10/0")
     text = ref.markdown([r, ref.Reference("libero_goal/7", (("frobnicate", "x"),), (),
