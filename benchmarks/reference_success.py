@@ -12,7 +12,9 @@ X is too flat to grasp, a plate), its parameters bound from the literal
 except that `turn_on` literals come first (a stove's knob is beside its cook region: the hand
 pushing it, 20 cm long, would sweep what stands there), `close` literals last (a drawer or door
 must stay open while something is put in it), and `in(X, R)` is preceded by `open(R)` when R
-belongs to one of LIBERO's articulated objects and the task does not start with it open.
+belongs to one of LIBERO's articulated objects and the task does not start with it open; X is
+then first set on that object's top (`on(X, <fixture>_top_side)`, when the task has the region):
+the opened drawer overhangs the table in front, where X may stand, out of reach from above.
 Objects put `on` one target stand side by side (`pick_place`'s `spot_x`): the first `SPREAD` m
 before its middle along x (nearer the robot), the last as far beyond it. The trees are analytic
 primitives on privileged poses. Each episode is a full `tether run` of that tree (no camera
@@ -81,17 +83,28 @@ def goal_of(task: str) -> tuple[tuple[str, ...], ...]:
     """The task's goal literals with tether's predicate names, in the order the reference
     achieves them: `turn_on` literals first, `close` literals last, and `in(X, R)` preceded by
     `open(R)` when R is a region of an articulated fixture (a drawer) that the task does not
-    start open."""
+    start open, and X set on the fixture's top before anything is opened."""
     problem = read_problem(get_task(task).bddl_file)
     goal = [(_TETHER_PREDICATE.get(lit[0], lit[0]), *lit[1:]) for lit in problem.goal]
     opened = {lit[1] for lit in problem.init if lit[0] == "open"}
+    clear: list[tuple[str, ...]] = []
     steps: list[tuple[str, ...]] = []
     for lit in goal:
-        if lit[0] == "in" and ("open", lit[2]) not in goal and _articulated(problem, lit[2]) \
+        if lit[0] == "in" and _articulated(problem, lit[2]) \
                 and not opened & {lit[2], _owner(problem, lit[2])}:
-            steps.append(("open", lit[2]))
+            clear += _clear_of_drawer(problem, lit[1], lit[2])
+            if ("open", lit[2]) not in goal:
+                steps.append(("open", lit[2]))
         steps.append(lit)
-    return tuple(sorted(steps, key=lambda g: (g[0] in LAST) - (g[0] in FIRST)))
+    return tuple(sorted(clear + steps, key=lambda g: (g[0] in LAST) - (g[0] in FIRST)))
+
+
+def _clear_of_drawer(problem, obj: str, drawer: str) -> list[tuple[str, ...]]:
+    """`on(obj, top)` when the drawer's fixture has a top surface region: the object is set there
+    before the drawer is opened. The opened drawer overhangs the table in front of its fixture,
+    and an object under it cannot be taken from above; the fixture's top is clear of it."""
+    top = f"{_owner(problem, drawer)}_top_side"
+    return [("on", obj, top)] if top in problem.region_names() else []
 
 
 def _owner(problem, region: str) -> str | None:
