@@ -15,6 +15,12 @@ must stay open while something is put in it), and `in(X, R)` is preceded by `ope
 belongs to one of LIBERO's articulated objects and the task does not start with it open; X is
 then first set on that object's top (`on(X, <fixture>_top_side)`, when the task has the region):
 the opened drawer overhangs the table in front, where X may stand, out of reach from above.
+X is set down in a drawer `DRAWER_FRONT` m toward its front from the region's middle: the
+cabinet above overhangs the region's back.
+A drawer of a cabinet turned about z is closed with `close_drawer`'s offsets (world-frame, for
+the wooden cabinet as LIBERO places it, yaw `FACING`) turned with it, by the cabinet's yaw in the
+BDDL, and its hand's lean toward the cabinet flipped for a half turn (the white cabinet, at yaw
+0, opens its drawers toward -y).
 Objects put `on` one target stand side by side (`pick_place`'s `spot_x`): the first `SPREAD` m
 before its middle along x (nearer the robot), the last as far beyond it. The trees are analytic
 primitives on privileged poses. Each episode is a full `tether run` of that tree (no camera
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 from collections import Counter
@@ -51,6 +58,10 @@ FIRST = ("turn_on",)  # predicates achieved before all others
 LAST = ("close",)  # predicates achieved after all others
 BUDGET = 1000  # steps per goal literal
 SPREAD = 0.05  # objects sharing an `on` target are set down up to this far from its middle (m)
+TURNED = ("close_drawer",)  # trees whose vec3 params are world-frame offsets from a fixture's part
+DRAWER_FRONT = 0.03  # an object put in a drawer goes this far toward its front from its middle (m)
+LEANS = ("lean",)  # their float params that lean the hand toward -y (rad): flipped by a half turn
+FACING = math.pi  # the fixture yaw those offsets are for (the wooden cabinet as LIBERO places it)
 
 
 @dataclass(frozen=True)
@@ -59,20 +70,30 @@ class Reference:
     goal: tuple[tuple[str, ...], ...]  # in the order the steps achieve it
     trees: tuple[str, ...]
     missing: tuple[str, ...]  # predicates without a tree
+    # per step: how far its drawer's fixture is turned from FACING (rad); None: not a drawer
+    turns: tuple[float | None, ...] = ()
 
     def document(self) -> dict:
         """The reference tree: one library subtree per goal literal, in sequence."""
         steps = []
         shared = Counter(lit[2] for lit in self.goal if lit[0] == "on")
         placed: Counter[str] = Counter()
-        for literal, name in zip(self.goal, self.trees, strict=True):
+        turns = self.turns or (None,) * len(self.goal)
+        for literal, name, turn in zip(self.goal, self.trees, turns, strict=True):
             params = read_tree_file(LIBRARY / f"{name}.yaml").params.values()
             bound = {p.name: literal[p.from_goal] for p in params
                      if p.from_goal is not None and p.from_goal < len(literal)}
+            if name in TURNED and turn:
+                bound |= {p.name: _turned(p.default, turn) for p in params
+                          if p.type.name == "vec3"}
+                bound |= {p.name: round(p.default * math.cos(turn), 6) for p in params
+                          if p.name in LEANS}
             if name == "pick_place" and literal[0] == "on" and shared[literal[2]] > 1:
                 i, k = placed[literal[2]], shared[literal[2]]
                 bound["spot_x"] = SPREAD * (2 * i / (k - 1) - 1)
                 placed[literal[2]] += 1
+            if name == "pick_place" and literal[0] == "in" and turn is not None:
+                bound["spot_y"] = _turned([0.0, DRAWER_FRONT, 0.0], turn)[1]
             steps.append({"subtree": name, "name": f"{literal[0]}({', '.join(literal[1:])})",
                           "with": bound})
         return {"tree": "reference", "doc": f"reference solution of {self.task}",
@@ -107,11 +128,33 @@ def _clear_of_drawer(problem, obj: str, drawer: str) -> list[tuple[str, ...]]:
     return [("on", obj, top)] if top in problem.region_names() else []
 
 
+def _turn(problem, region: str) -> float:
+    """How far the fixture `region` belongs to is turned about z from `FACING` (rad, 0 when it
+    has no yaw in the BDDL): the midpoint of its placement region's `yaw_rotation`."""
+    owner = _owner(problem, region)
+    places = {lit[2] for lit in problem.init if lit[0].lower() == "on" and lit[1] == owner}
+    yaws = [r.yaw_rotation for r in problem.regions if r.full_name in places and r.yaw_rotation]
+    return sum(yaws[0]) / 2 - FACING if yaws else 0.0
+
+
+def _turned(offset, yaw: float) -> list[float]:
+    """A world-frame offset turned by `yaw` about z."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    x, y, z = offset
+    return [round(c * x - s * y, 6) + 0.0, round(s * x + c * y, 6) + 0.0, z]  # no -0.0
+
+
 def _owner(problem, region: str) -> str | None:
     """The object or fixture a region belongs to (its name is the region's prefix)."""
     every = [*problem.object_names(), *(n for ns in problem.fixtures.values() for n in ns)]
     names = [n for n in every if region.startswith(n + "_")]
     return max(names, key=len) if names else None
+
+
+def _drawer(problem, region: str) -> bool:
+    """Whether `region` is a drawer: a region of one of LIBERO's articulated cabinets."""
+    owner = _owner(problem, region)
+    return _articulated(problem, region) and (problem.category_of(owner) or "").endswith("cabinet")
 
 
 def _articulated(problem, region: str) -> bool:
@@ -137,7 +180,10 @@ def reference_for(task: str) -> Reference:
     goal = goal_of(task)
     missing = tuple(dict.fromkeys(g[0] for g in goal if g[0] not in REFERENCE))
     trees = () if missing else tuple(tree_for(g) for g in goal)
-    return Reference(get_task(task).id, goal, trees, missing)
+    problem = read_problem(get_task(task).bddl_file)
+    turns = tuple(_turn(problem, g[-1]) if g[0] in ("open", "close", "in")
+                  and _drawer(problem, g[-1]) else None for g in goal)
+    return Reference(get_task(task).id, goal, trees, missing, turns)
 
 
 def run_reference(ref: Reference, init_states: list[int], runs: Path,

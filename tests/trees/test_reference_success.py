@@ -58,6 +58,23 @@ def test_objects_put_on_one_target_are_set_down_side_by_side(ref):
     assert spots("libero_10/0") == [None, None]  # in the basket: dropped in, no spots
 
 
+def test_a_drawer_is_reached_from_its_cabinets_front(ref):
+    def bindings(task):
+        return [step["with"] for step in
+                ref.reference_for(task).document()["root"]["sequence"]["children"]]
+
+    # libero_10/3: the white cabinet stands at yaw 0, its drawers open toward -y (the wooden
+    # cabinet's, at yaw pi, toward +y): close_drawer's offsets and lean are turned with it, and
+    # the bowl goes toward the open drawer's front, away from the cabinet that overhangs its back
+    put, close = bindings("libero_10/3")
+    assert put["spot_y"] == -ref.DRAWER_FRONT
+    assert close["front"] == [0.0, -0.16, -0.006] and close["push"] == [0.0, 0.22, 0.0]
+    assert close["lean"] == -0.5
+    assert bindings("tether/1") == [{"drawer": "wooden_cabinet_1_top_region"}]  # the defaults
+    assert bindings("libero_goal/3")[2]["spot_y"] == ref.DRAWER_FRONT
+    assert "spot_y" not in bindings("libero_10/9")[0]  # a microwave is no drawer
+
+
 def test_a_predicate_without_a_tree_is_reported_not_hidden(ref):
     r = ref.reference_for("libero_10/0")
     text = ref.markdown([r, ref.Reference("libero_goal/7", (("frobnicate", "x"),), (),
