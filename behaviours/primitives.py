@@ -17,7 +17,7 @@ from scipy.spatial.transform import Rotation
 
 from behaviours.leaf import Ref, RobotLeaf, deref
 from blackboard.episode import STUCK, UNREACHABLE
-from scenes.grasps import grasp_point
+from scenes.grasps import clear_grasp, grasp_point, turned_grasp
 from scenes.robot import CLOSE, OPEN, Robot
 
 Status = py_trees.common.Status
@@ -28,14 +28,15 @@ class Target:
     """Where `move_to` goes: a world point, a point relative to an entity, or to the start pose.
 
     Exactly one of `world`, `object` or `relative` is set. For an entity, `at` picks its `center`
-    (body origin), `top` or `bottom` (of its bounding box, above/below the origin), `grasp` or
-    `grasp_x` (where fingers closing along world y, or x, close on it: see `scenes.grasps`),
-    and `offset` is added in the world
-    frame. `relative` is an offset from where the end effector was when the node started. `offset`
-    and `relative` may be `Ref`s to a blackboard key holding [x, y, z] (e.g. an approach offset
-    memory chose), read each time the position is computed. With
-    `carrying`, the point is where the carried object's bottom should go: the end effector is
-    sent to the point plus its current offset from that bottom (used to set objects down).
+    (body origin), `top` or `bottom` (of its bounding box, above/below the origin), `grasp`
+    (where fingers closing along world y close on it), `grasp_clear` (the same slid along the
+    object to where the gripper has room) or `grasp_turned` (a grasp with room with the wrist
+    turned to the yaw `yaw` gives: see `scenes.grasps`),
+    and `offset` is added in the world frame. `relative` is an offset from where the end effector
+    was when the node started. `offset` and `relative` may be `Ref`s to a blackboard key holding
+    [x, y, z] (e.g. an approach offset memory chose), read each time the position is computed.
+    With `carrying`, the point is where the carried object's bottom should go: the end effector
+    is sent to the point plus its current offset from that bottom (used to set objects down).
     """
 
     world: tuple[float, float, float] | None = None
@@ -62,9 +63,12 @@ class Target:
             return start + np.asarray(deref(self.relative), dtype=float)
         name = deref(self.object)
         pos = robot.pose_of(name).pos.copy()
-        if self.at in ("grasp", "grasp_x"):
-            axis = "x" if self.at == "grasp_x" else "y"
-            pos = grasp_point(name, *robot.extent_of(name), axis=axis)
+        if self.at == "grasp":
+            pos = grasp_point(name, *robot.extent_of(name))
+        elif self.at == "grasp_clear":
+            pos = clear_grasp(robot, name)[0]
+        elif self.at == "grasp_turned":
+            pos = turned_grasp(robot, name)[0]
         elif self.at != "center":
             low, high = robot.extent_of(name)
             pos[2] = high[2] if self.at == "top" else low[2]
@@ -74,6 +78,10 @@ class Target:
             bottom = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2]])
             pos = pos + robot.eef_pose().pos - bottom
         return pos
+
+    def yaw(self, robot: Robot) -> float | None:
+        """The wrist yaw the target asks for: the turned grasp's, else None."""
+        return turned_grasp(robot, deref(self.object))[1] if self.at == "grasp_turned" else None
 
 
 def _vec(value: tuple[float, ...] | Ref) -> str:
@@ -85,11 +93,13 @@ class MoveTo(RobotLeaf):
 
     Tick contract: each tick re-reads the target (so a moving object is followed) and commands a
     P-controlled step toward it with the gripper as last commanded. SUCCESS once within
-    `tolerance` m (and, when `yaw` is given, within YAW_TOLERANCE of it; no command that tick).
+    `tolerance` m (and, when turning to a yaw, within YAW_TOLERANCE of it; no command that tick).
     FAILURE with UNREACHABLE after `max_steps` ticks, or with STUCK when the remaining distance
     (a radian of turn counting as 5 cm) has not shrunk by 2 mm over `stuck_steps` ticks. The
     orientation is the one the end effector had when the node started, turned to `yaw` (rad,
-    world) if given.
+    world) if given, else, for a target offset from an entity that asks for a yaw (`Target.yaw`:
+    an approach to a turned grasp), to that yaw; a move onto the point itself (the descent after
+    the approach) keeps the orientation it starts with.
     """
 
     YAW_TOLERANCE = 0.05  # rad
@@ -105,9 +115,13 @@ class MoveTo(RobotLeaf):
         here = self.robot.eef_pose()
         self.start = here.pos.copy()
         self.quat = here.quat
-        if self.yaw is not None:
+        yaw = self.yaw
+        if yaw is None and self.target.object is not None and any(deref(self.target.offset)):
+            yaw = self.target.yaw(self.robot)
+        self.turning = yaw is not None
+        if self.turning:
             roll, pitch, _ = Rotation.from_quat(here.quat).as_euler("xyz")
-            self.quat = Rotation.from_euler("xyz", [roll, pitch, self.yaw]).as_quat()
+            self.quat = Rotation.from_euler("xyz", [roll, pitch, yaw]).as_quat()
         self.ticks, self.best, self.since_progress = 0, np.inf, 0
 
     def update(self) -> Status:
@@ -115,7 +129,7 @@ class MoveTo(RobotLeaf):
         goal = self.target.position(self.robot, self.start)
         error = float(np.linalg.norm(goal - here.pos))
         turn = 0.0
-        if self.yaw is not None:
+        if self.turning:
             turn = float((Rotation.from_quat(self.quat)
                           * Rotation.from_quat(here.quat).inv()).magnitude())
         self.feedback_message = f"{error * 100:.1f} cm to go" + (

@@ -6,21 +6,38 @@ fingers closing along `axis`. Bowls are hollow: they are taken at the rim, on th
 fingers can pinch (the +y wall for `axis="y"`, the -x wall, nearer the robot, for `axis="x"`),
 3 cm above their base. Everything else is taken across its middle, a little below its top.
 `grasp_point` is a pure function of the object's name and world bounding box; `finger_probes`
-gives the points the open fingertips will occupy there, which a scene can test for room
-(`Robot.clear_from_above`, the `grasp_clear` predicate) before choosing how to come down.
+gives the points the open fingertips and the hand above them (20 cm long along the closing axis)
+occupy there, with the wrist at any yaw, which a scene can test for room
+(`Robot.clear_from_above`). `clear_grasp` is the grasp the scene has room for at a yaw: a solid
+object's grasp point is slid across the closing axis, as little as will do, until the gripper
+clears its neighbours. `turned_grasp` is the one tried when the wrist at yaw 0 has no room: the
+wrist turned a quarter, or for a solid object the open fingers can span, turned by less.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from scenes.robot import Robot
 
 RIM_INSET = 0.012  # from the bowl's outer edge to the middle of its wall (m)
 RIM_DEPTH = 0.023  # fingertips below the rim: 3 cm above a LIBERO bowl's base (m)
 BODY_DEPTH = 0.03  # fingertips below the top of a solid object (m)
 FINGER_REACH = 0.045  # open fingertip centre from the grasp point, along the closing axis (m)
 FINGER_HALF_WIDTH = 0.01  # half the width of a fingertip, across the closing axis (m)
+HAND_HALF_LENGTH = 0.105  # the hand's half length, along the closing axis (m)
+# The hand across the closing axis, in two tiers: (height of the tier's underside above the grasp
+# point, its half width) for the narrow finger mount and the wider body above it (m).
+HAND_TIERS = ((0.03, 0.025), (0.085, 0.035))
+HAND_PROBE_SPACING = 0.015  # between the hand's probes along the closing axis (m)
+SLIDE_STEP = 0.005  # between the grasp points tried across the closing axis (m)
+SLIDE_MARGIN = 0.005  # kept between a slid fingertip's edge and the object's edge (m)
+MAX_SPAN = 0.065  # widest object chord the open fingers (7.7 cm apart) close on (m)
+TURNED_YAWS = (np.pi / 2, -np.pi / 6, np.pi / 6, -np.pi / 3, np.pi / 3)  # in the order tried
 HOLLOW = ("bowl", "basket", "mug", "cup", "ramekin")
 
 
@@ -40,10 +57,72 @@ def grasp_point(name: str, low: np.ndarray, high: np.ndarray, axis: str = "y") -
     return np.array([centre[0], centre[1], high[2] - depth])
 
 
-def finger_probes(point: np.ndarray, axis: str = "y") -> list[np.ndarray]:
-    """Points the open fingertips occupy when grasping at `point` with fingers closing along
-    world `axis`: each fingertip's centre and its two edges."""
-    along = np.array([0.0, 1.0, 0.0]) if axis == "y" else np.array([1.0, 0.0, 0.0])
-    across = np.array([1.0, 0.0, 0.0]) if axis == "y" else np.array([0.0, 1.0, 0.0])
-    return [point + side * FINGER_REACH * along + edge * FINGER_HALF_WIDTH * across
+def axis_of(yaw: float) -> str:
+    """The world axis ("y" or "x") nearest the one fingers close along with the wrist at `yaw`."""
+    return "x" if abs(np.sin(yaw)) > 0.7 else "y"
+
+
+def _axes(yaw: float) -> tuple[np.ndarray, np.ndarray]:
+    """Unit vectors along and across the fingers' closing axis with the wrist at `yaw`."""
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.array([-s, c, 0.0]), np.array([c, s, 0.0])
+
+
+def finger_probes(point: np.ndarray, yaw: float = 0.0) -> list[np.ndarray]:
+    """Points the open gripper occupies when grasping at `point` with the wrist at `yaw`: each
+    fingertip's centre and its two edges, and a grid over each tier of the hand's underside."""
+    along, across = _axes(yaw)
+    tips = [point + side * FINGER_REACH * along + edge * FINGER_HALF_WIDTH * across
             for side in (-1, 1) for edge in (-1, 0, 1)]
+    n = int(np.ceil(2 * HAND_HALF_LENGTH / HAND_PROBE_SPACING)) + 1
+    hand = [point + [0, 0, height] + a * along + edge * half_width * across
+            for height, half_width in HAND_TIERS for edge in (-1, 0, 1)
+            for a in np.linspace(-HAND_HALF_LENGTH, HAND_HALF_LENGTH, n)]
+    return tips + hand
+
+
+def span(low: np.ndarray, high: np.ndarray, yaw: float) -> float:
+    """Length of the chord through the middle of the box (`low`, `high`) along the closing axis
+    at `yaw`: how far apart the fingers must be to come down around it."""
+    size = high - low
+    along = np.abs(_axes(yaw)[0][:2])
+    return float(min(size[i] / along[i] for i in (0, 1) if along[i] > 1e-9))
+
+
+def grasp_candidates(name: str, low: np.ndarray, high: np.ndarray, yaw: float = 0.0
+                     ) -> list[np.ndarray]:
+    """Grasp points to try with the wrist at `yaw`, nearest the middle first: `grasp_point`, then
+    (solid objects only) slid across the closing axis in `SLIDE_STEP`s while the fingertips stay
+    on the object."""
+    point = grasp_point(name, low, high, axis_of(yaw))
+    if is_hollow(name):
+        return [point]
+    across = _axes(yaw)[1]
+    room = float(np.abs(across) @ (high - low)) / 2.0 - FINGER_HALF_WIDTH - SLIDE_MARGIN
+    steps = int(max(room, 0.0) / SLIDE_STEP + 1e-9)
+    return [point] + [point + sign * k * SLIDE_STEP * across
+                      for k in range(1, steps + 1) for sign in (-1, 1)]
+
+
+def clear_grasp(robot: Robot, name: str, yaw: float = 0.0) -> tuple[np.ndarray, bool]:
+    """The first of `grasp_candidates` the open gripper at `yaw` can come straight down onto,
+    and True; `grasp_point` and False when none can."""
+    candidates = grasp_candidates(name, *robot.extent_of(name), yaw=yaw)
+    for point in candidates:
+        if robot.clear_from_above(finger_probes(point, yaw), ignore=name):
+            return point, True
+    return candidates[0], False
+
+
+def turned_grasp(robot: Robot, name: str) -> tuple[np.ndarray, float]:
+    """The grasp point and wrist yaw when the wrist at yaw 0 has no room: the first of
+    `TURNED_YAWS` with room (a hollow object only the quarter turn; a solid one only the yaws
+    whose `span` the open fingers fit), else the quarter turn's grasp point."""
+    low, high = robot.extent_of(name)
+    yaws = TURNED_YAWS[:1] if is_hollow(name) else [
+        y for y in TURNED_YAWS if span(low, high, y) <= MAX_SPAN]
+    for yaw in yaws:
+        point, clear = clear_grasp(robot, name, yaw)
+        if clear:
+            return point, yaw
+    return clear_grasp(robot, name, TURNED_YAWS[0])[0], TURNED_YAWS[0]

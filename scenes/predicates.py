@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scenes.grasps import finger_probes, grasp_point
+from scenes.grasps import clear_grasp
 
 if TYPE_CHECKING:
     from scenes.robot import Robot
@@ -106,13 +106,12 @@ def within_reach(robot: Robot, object: str, target: str, distance: float) -> boo
 @register(
     "grasp_clear",
     (OBJECT, Param("yaw", NUMBER, 0.0)),
-    "the open fingers can come straight down onto `object`'s grasp point with the wrist at `yaw` "
-    "(0: fingers closing along world y, pi/2: along x) without touching anything else.",
+    "the open gripper (fingertips and hand) can come straight down onto `object`'s grasp point, "
+    "slid across the closing axis if need be (`scenes.grasps.clear_grasp`), with the wrist at "
+    "`yaw` (0: fingers closing along world y, pi/2: along x) without touching anything else.",
 )
 def grasp_clear(robot: Robot, object: str, yaw: float) -> bool:
-    axis = "x" if abs(np.sin(yaw)) > 0.7 else "y"
-    point = grasp_point(object, *robot.extent_of(object), axis=axis)
-    return robot.clear_from_above(finger_probes(point, axis), ignore=object)
+    return clear_grasp(robot, object, yaw)[1]
 
 
 @register("gripper_open", (), "the gripper was last commanded open and its fingers are apart.")

@@ -180,7 +180,7 @@ class ErrorCode(Type):
         return value
 
 
-AT = Choice("center", "top", "bottom", "grasp", "grasp_x")
+AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned")
 
 
 class TargetType(Type):

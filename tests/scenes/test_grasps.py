@@ -1,0 +1,118 @@
+"""Grasp points and the room around them (`scenes/grasps.py`): the hand's footprint is probed,
+solid objects slide along to where it is clear, and a turned grasp turns less than a quarter when
+the open fingers cannot span the object across."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scenes.grasps import (
+    HAND_HALF_LENGTH,
+    MAX_SPAN,
+    clear_grasp,
+    finger_probes,
+    grasp_point,
+    span,
+    turned_grasp,
+)
+from scenes.kinematic import KinematicScene
+from tests.trees.harness import compile_node, run
+
+# LIBERO's cream cheese lying flat: 8.3 cm along x, 4.3 cm along y, 1.9 cm high.
+CHEESE = ([0.0, 0.0, 0.0095], [0.0415, 0.0215, 0.0095])
+
+
+class BoxesFromAbove(KinematicScene):
+    """A kinematic scene whose `clear_from_above` is exact for its boxes: a point has no room
+    when another box lies over it, below `CLEARANCE` above it."""
+
+    def clear_from_above(self, points: list[np.ndarray], *, ignore: str) -> bool:
+        for name, b in self.boxes.items():
+            if name == ignore:
+                continue
+            for p in points:
+                inside = np.all(np.abs(p[:2] - b.pos[:2]) <= b.half[:2])
+                if inside and p[2] <= b.pos[2] + b.half[2] <= p[2] + self.CLEARANCE:
+                    return False
+        return True
+
+
+def test_finger_probes_cover_the_hand_above_the_fingertips_along_the_closing_axis():
+    point = np.zeros(3)
+    along_y = np.array(finger_probes(point, 0.0))
+    assert np.abs(along_y[:, 1]).max() == pytest.approx(HAND_HALF_LENGTH)
+    assert np.abs(along_y[:, 0]).max() < 0.05
+    assert along_y[:, 2].max() > 0.02  # the hand's underside, above the fingertips
+    along_x = np.array(finger_probes(point, np.pi / 2))
+    assert np.abs(along_x[:, 0]).max() == pytest.approx(HAND_HALF_LENGTH)
+
+
+def test_a_tall_neighbour_under_the_hand_but_clear_of_the_fingertips_slides_the_grasp_away():
+    """The hand, 20 cm long along y, would land on an 8 cm can 10 cm off the cheese's side; the
+    fingertips would not. The grasp slides along the cheese (-x) as little as clears it."""
+    can = ([0.055, -0.10, 0.04], [0.033, 0.035, 0.04])
+    robot = BoxesFromAbove({"cream_cheese_1": CHEESE, "tomato_sauce_1": can})
+    centre = grasp_point("cream_cheese_1", *robot.extent_of("cream_cheese_1"))
+    tips = finger_probes(centre, 0.0)[:6]
+    assert robot.clear_from_above(tips, ignore="cream_cheese_1")
+    assert not robot.clear_from_above(finger_probes(centre, 0.0), ignore="cream_cheese_1")
+
+    point, clear = clear_grasp(robot, "cream_cheese_1", 0.0)
+    assert clear and robot.evaluate("grasp_clear", {"object": "cream_cheese_1", "yaw": 0.0})
+    assert point[1:] == pytest.approx(centre[1:])
+    assert -0.02 < point[0] < 0.0  # slid away from the can, fingertips still on the cheese
+
+
+def test_a_bowl_is_not_slid_along_its_rim():
+    bowl = ([0.0, 0.0, 0.025], [0.055, 0.055, 0.025])
+    wall = ([0.055, 0.11, 0.05], [0.035, 0.01, 0.05])  # a 1 cm slide along -x would clear it
+    robot = BoxesFromAbove({"akita_black_bowl_1": bowl, "wall": wall})
+    point, clear = clear_grasp(robot, "akita_black_bowl_1", 0.0)
+    assert not clear
+    assert point == pytest.approx(grasp_point("akita_black_bowl_1",
+                                              *robot.extent_of("akita_black_bowl_1")))
+
+
+def test_span_is_the_chord_along_the_closing_axis_through_the_middle():
+    low, high = np.array([0.0, 0.0, 0.0]), np.array([0.083, 0.043, 0.019])
+    assert span(low, high, 0.0) == pytest.approx(0.043)
+    assert span(low, high, np.pi / 2) == pytest.approx(0.083)
+    assert span(low, high, -np.pi / 6) == pytest.approx(0.043 / np.cos(np.pi / 6))
+
+
+def test_the_turned_grasp_of_an_object_too_long_to_span_turns_less_than_a_quarter():
+    """A milk carton under one end of the hand at yaw 0 (as in libero_10/1), too far along the
+    cheese to slide clear of; a quarter turn would close the fingers across its 8.3 cm length."""
+    milk = ([-0.0325, 0.075, 0.07], [0.0275, 0.025, 0.07])
+    robot = BoxesFromAbove({"cream_cheese_1": CHEESE, "milk_1": milk})
+    assert not clear_grasp(robot, "cream_cheese_1", 0.0)[1]
+    low, high = robot.extent_of("cream_cheese_1")
+    assert span(low, high, np.pi / 2) > MAX_SPAN
+
+    point, yaw = turned_grasp(robot, "cream_cheese_1")
+    assert 0.0 < abs(yaw) < np.pi / 2 and span(low, high, yaw) <= MAX_SPAN
+    assert robot.clear_from_above(finger_probes(point, yaw), ignore="cream_cheese_1")
+
+
+def test_the_turned_grasp_of_a_bowl_is_the_quarter_turn_at_its_near_rim():
+    robot = BoxesFromAbove({"akita_black_bowl_1": ([0.0, 0.0, 0.025], [0.055, 0.055, 0.025])})
+    point, yaw = turned_grasp(robot, "akita_black_bowl_1")
+    assert yaw == pytest.approx(np.pi / 2)
+    low, high = robot.extent_of("akita_black_bowl_1")
+    assert point == pytest.approx(grasp_point("akita_black_bowl_1", low, high, "x"))
+
+
+def test_move_to_a_turned_grasp_turns_the_wrist_on_the_approach_and_keeps_it_coming_down(tmp_path):
+    robot = KinematicScene({"cream_cheese_1": CHEESE}, eef=(0.0, 0.0, 0.3))
+    root = compile_node(tmp_path, """
+        sequence:
+          - move_to: {object: cream_cheese_1, at: grasp_turned, offset: [0, 0, 0.1]}
+          - rotate: 0.1
+          - move_to: {target: {object: cream_cheese_1, at: grasp_turned}, tolerance: 0.005}
+        """, robot)
+    run(root, robot)
+    point, yaw = turned_grasp(robot, "cream_cheese_1")
+    assert yaw == pytest.approx(-np.pi / 6)  # the first of TURNED_YAWS the fingers span
+    assert robot.eef_pose().yaw == pytest.approx(yaw + 0.1, abs=0.03)
+    assert robot.eef_pose().pos == pytest.approx(point, abs=0.005)
