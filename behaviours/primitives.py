@@ -36,7 +36,9 @@ class Target:
     was when the node started. `offset` and `relative` may be `Ref`s to a blackboard key holding
     [x, y, z] (e.g. an approach offset memory chose), read each time the position is computed.
     With `carrying`, the point is where the carried object's bottom should go: the end effector
-    is sent to the point plus its current offset from that bottom (used to set objects down).
+    is sent to the point plus its current offset from that bottom (used to set objects down); on
+    a region's `top`, the point moves aside when something stands there, and may ask for the
+    wrist turned a quarter (`Robot.set_down`).
     """
 
     world: tuple[float, float, float] | None = None
@@ -74,14 +76,29 @@ class Target:
             pos[2] = high[2] if self.at == "top" else low[2]
         pos = pos + np.asarray(deref(self.offset), dtype=float)
         if self.carrying is not None:
+            if self.at == "top":
+                pos[:2] = self._set_down(robot)[0]
             low, high = robot.extent_of(deref(self.carrying))
             bottom = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2]])
             pos = pos + robot.eef_pose().pos - bottom
         return pos
 
     def yaw(self, robot: Robot) -> float | None:
-        """The wrist yaw the target asks for: the turned grasp's, else None."""
-        return turned_grasp(robot, deref(self.object))[1] if self.at == "grasp_turned" else None
+        """The wrist yaw the target asks for: the turned grasp's, or a quarter turn to set a
+        carried object down (`Robot.set_down`), else None."""
+        if self.at == "grasp_turned":
+            return turned_grasp(robot, deref(self.object))[1]
+        if self.carrying is not None and self.at == "top" and self._set_down(robot)[1]:
+            yaw = robot.eef_pose().yaw
+            return min(yaw + np.pi / 2, yaw - np.pi / 2, key=abs)
+        return None
+
+    def _set_down(self, robot: Robot) -> tuple[np.ndarray, bool]:
+        """Where and whether turned the carried object goes down, near the top's x, y plus
+        `offset` (`Robot.set_down`)."""
+        name = deref(self.object)
+        near = robot.pose_of(name).pos[:2] + np.asarray(deref(self.offset), dtype=float)[:2]
+        return robot.set_down(name, deref(self.carrying), near)
 
 
 def _vec(value: tuple[float, ...] | Ref) -> str:

@@ -44,6 +44,7 @@ from scenes.cameras import Cameras
 from scenes.catalogue import Task, get_task
 from scenes.errors import TetherError, did_you_mean
 from scenes.extents import BodyExtents
+from scenes.placing import set_down
 from scenes.robot import OPEN, Pose, Robot
 
 NOOP = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
@@ -255,6 +256,20 @@ class LiberoScene(Robot):
                     return False
                 start, left = start + (dist + 1e-4) * down, left - dist - 1e-4
         return True
+
+    def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
+        """In a region, the spot and turn where `carried` and the hand overlap the things
+        standing there least, nearest `near` (`scenes.placing`); the region's owner (a basket's
+        walls, the stove under its cook region) does not count."""
+        target, carried = self._canonical(target), self._canonical(carried)
+        if target not in self._sites:
+            return super().set_down(target, carried, near)
+        others = [self._extents.of(n, self._data) for n in self._bodies if n in self._extents
+                  and n != carried and not target.startswith(n + "_")]
+        yaw = self.eef_pose().yaw
+        axis = "y" if abs(np.cos(yaw)) >= abs(np.sin(yaw)) else "x"
+        return set_down(self.extent_of(target), self.extent_of(carried), others, axis,
+                        np.asarray(near, dtype=float))
 
     def observe(self) -> dict:
         obs = super().observe()

@@ -104,6 +104,12 @@ class Robot(abc.ABC):
         touching nothing but entity `ignore` and the robot. Scenes without geometry say yes."""
         return True
 
+    def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
+        """Where (x, y) the middle of `carried` goes down on `target` near the point `near`,
+        and whether the wrist turns a quarter first: `near` unturned, unless a scene knows
+        better (a region where something stands there, `scenes.placing`)."""
+        return np.asarray(near, dtype=float), False
+
     def success(self) -> bool:
         """The task's own success test: every goal literal holds."""
         return all(self.goal_predicate(lit[0], list(lit[1:])) for lit in self.goal())

@@ -1,0 +1,67 @@
+"""Where and how a carried object is set down in a region: room for it and for the hand.
+
+A region (LIBERO's "to the right of the plate", a cook region, a basket's inside) is an area,
+and the goal holds wherever in it the object's origin ends up. Its middle may be taken: the
+plate next to "the right of the plate" reaches into the region, a mug on that plate stands where
+the hand holding the object would come down. `set_down` slides two footprints over the region:
+the object's (its bounding box seen from above, widened by `MARGIN` for the fingers on its
+sides), which must miss whatever stands on the surface up to the object's height, and the hand's
+(`HAND_HALF` along the axis the fingers close on, `HAND_SIDE` across), which must miss whatever
+stands taller than the object. It also tries the wrist turned a quarter (the object and the hand
+turn with it). The answer is the centre and turn where the footprints overlap those things
+least, nearest the point asked for (the region's middle, or beside it when several objects share
+the region): that point itself when it is free. Between the two turns, the one where the object
+sticks out of the region less wins a tie (a book turned to fit a slot), and then not turning.
+Pure functions of bounding boxes, so they are tested without a scene.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MARGIN = 0.01  # around the carried object's footprint: the fingers on its sides (m)
+HAND_HALF = 0.10  # the hand's half length along the axis its fingers close on (m)
+HAND_SIDE = 0.03  # the hand's half width across that axis (m)
+HAND_GAP = 0.01  # from the held object's top to the bottom of the hand (m)
+INSET = 0.015  # how far inside the region's edge the object's centre stays (m)
+STEP = 0.01  # spacing of the candidate centres (m)
+
+Box = tuple[np.ndarray, np.ndarray]  # (low, high) corners, world frame
+
+
+def set_down(region: Box, carried: Box, obstacles: list[Box], axis: str,
+             near: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The xy centre for `carried` (held by fingers closing along world `axis`, "x" or "y") in
+    `region` nearest `near`, and whether to turn the wrist a quarter first."""
+    (r_low, r_high), (c_low, c_high) = region, carried
+    middle = (r_low[:2] + r_high[:2]) / 2.0
+    reach = np.maximum((r_high[:2] - r_low[:2]) / 2.0 - INSET, 0.0)
+    steps = [STEP * np.arange(-n, n + 1) for n in np.floor(reach / STEP + 1e-9).astype(int)]
+    grid = np.stack(np.meshgrid(*steps, indexing="ij"), axis=-1).reshape(-1, 2) + middle
+    grid = np.vstack([near, grid])
+    top, height = r_high[2], c_high[2] - c_low[2]
+    low = [b for b in obstacles if b[1][2] > top + 0.005 and b[0][2] < top + height]
+    tall = [b for b in obstacles if b[1][2] > top + height + HAND_GAP]
+    size = (c_high[:2] - c_low[:2]) / 2.0 + MARGIN
+    hand = np.array([HAND_SIDE, HAND_HALF] if axis == "y" else [HAND_HALF, HAND_SIDE])
+    distance = np.linalg.norm(grid - near, axis=1)
+    options = []
+    for turn in (False, True):
+        order = slice(None, None, -1 if turn else 1)  # a quarter turn swaps x and y
+        cost = _overlap(grid, size[order], low) + _overlap(grid, hand[order], tall)
+        best = int(np.lexsort((distance, np.round(cost, 6)))[0])
+        body = (c_high[:2] - c_low[:2])[order] / 2.0
+        outside = 4 * body.prod() - _overlap(grid[best:best + 1], body, [region])[0]
+        options.append((round(float(cost[best]), 6), round(float(outside), 6), turn, grid[best]))
+    *_, turn, spot = min(options, key=lambda o: o[:3])
+    return spot, turn
+
+
+def _overlap(centres: np.ndarray, half: np.ndarray, boxes: list[Box]) -> np.ndarray:
+    """Area of a `half`-sized rectangle at each centre covered by the boxes, seen from above."""
+    total = np.zeros(len(centres))
+    for lo, hi in boxes:
+        wide = np.clip(np.minimum(centres + half, hi[:2]) - np.maximum(centres - half, lo[:2]),
+                       0, None)
+        total += wide[:, 0] * wide[:, 1]
+    return total
