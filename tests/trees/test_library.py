@@ -64,3 +64,31 @@ def test_place_goes_on_when_lowering_stalls_above_a_region_s_top(tmp_path: Path)
     assert "STUCK" in [e["code"] for e in result.errors]  # 1.4 cm short of the region's top
     assert result.tree_status == "SUCCESS"
     assert robot.goal_predicate("on", ["moka_pot_1", "cook_region"])
+
+
+def test_place_succeeds_when_the_retreat_is_out_of_reach(tmp_path: Path):
+    """On a high fixture (a wine bottle on a cabinet's top) the arm cannot lift all of
+    `release`'s retreat: the object is down and let go, so the placing counts."""
+    from scenes.kinematic import KinematicScene
+    from tests.trees.harness import compile_path, tree_file
+    from tests.trees.harness import run as run_tree
+
+    class ReachLimited(KinematicScene):
+        def _apply(self, action):
+            super()._apply(action)
+            self.eef[2] = min(self.eef[2], 0.25)
+
+    robot = ReachLimited({"cabinet": ([0.3, 0.0, 0.1], [0.1, 0.1, 0.1]),
+                          "bottle": ([0.0, 0.0, 0.2], [0.02, 0.02, 0.02])},
+                         goal=[("on", "bottle", "cabinet")], eef=(0.0, 0.0, 0.2))
+    path = tree_file(tmp_path, """
+        root:
+          sequence:
+            - set_gripper: close
+            - subtree: place
+              with: {object: bottle, target: cabinet, height: 0.02}
+        """)
+    result, _ = run_tree(compile_path(path, robot).root, robot)
+    assert "STUCK" in [e["code"] for e in result.errors]  # the retreat stops at the reach
+    assert result.tree_status == "SUCCESS"
+    assert robot.goal_predicate("on", ["bottle", "cabinet"])
