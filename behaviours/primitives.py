@@ -17,7 +17,7 @@ from scipy.spatial.transform import Rotation
 
 from behaviours.leaf import Ref, RobotLeaf, deref
 from blackboard.episode import STUCK, UNREACHABLE
-from scenes.grasps import clear_grasp, grasp_point, turned_grasp
+from scenes.grasps import clear_grasp, grasp_point, slot_yaw, square_yaw, turned_grasp
 from scenes.robot import CLOSE, OPEN, Robot
 
 Status = py_trees.common.Status
@@ -31,7 +31,9 @@ class Target:
     (body origin), `top` or `bottom` (of its bounding box, above/below the origin), `grasp`
     (where fingers closing along world y close on it), `grasp_clear` (the same slid along the
     object to where the gripper has room) or `grasp_turned` (a grasp with room with the wrist
-    turned to the yaw `yaw` gives: see `scenes.grasps`),
+    turned to the yaw `yaw` gives: see `scenes.grasps`), `grasp_square` (its middle, with the
+    fingers closing across its thinner horizontal side) or `slot` (a region's `top`, with the
+    wrist turned so that the fingers close along the region's narrower side),
     and `offset` is added in the world frame. `relative` is an offset from where the end effector
     was when the node started. `offset` and `relative` may be `Ref`s to a blackboard key holding
     [x, y, z] (e.g. an approach offset memory chose), read each time the position is computed.
@@ -65,7 +67,7 @@ class Target:
             return start + np.asarray(deref(self.relative), dtype=float)
         name = deref(self.object)
         pos = robot.pose_of(name).pos.copy()
-        if self.at == "grasp":
+        if self.at in ("grasp", "grasp_square"):
             pos = grasp_point(name, *robot.extent_of(name))
         elif self.at == "grasp_clear":
             pos = clear_grasp(robot, name)[0]
@@ -73,7 +75,7 @@ class Target:
             pos = turned_grasp(robot, name)[0]
         elif self.at != "center":
             low, high = robot.extent_of(name)
-            pos[2] = high[2] if self.at == "top" else low[2]
+            pos[2] = low[2] if self.at == "bottom" else high[2]
         pos = pos + np.asarray(deref(self.offset), dtype=float)
         if self.carrying is not None:
             if self.at == "top":
@@ -88,6 +90,11 @@ class Target:
         carried object down (`Robot.set_down`), else None."""
         if self.at == "grasp_turned":
             return turned_grasp(robot, deref(self.object))[1]
+        if self.at == "grasp_square":
+            return square_yaw(robot.pose_of(deref(self.object)).quat,
+                              *robot.extent_of(deref(self.object)))
+        if self.at == "slot":
+            return slot_yaw(*robot.extent_of(deref(self.object)), robot.eef_pose().yaw)
         if self.carrying is not None and self.at == "top" and self._set_down(robot)[1]:
             yaw = robot.eef_pose().yaw
             return min(yaw + np.pi / 2, yaw - np.pi / 2, key=abs)

@@ -7,7 +7,8 @@
 The reference solution of a task is built from its BDDL goal alone: each goal literal is
 achieved by the library tree `REFERENCE` names for its predicate (`on`/`in` -> pick_place,
 `open` -> open_drawer, `close` -> close_drawer, `turn_on` -> turn_on; `on(X, R)` -> push when
-X is too flat to grasp, a plate), its parameters bound from the literal
+X is too flat to grasp, a plate; `in(X, R)` -> insert when R is a compartment narrower than X is
+wide, a caddy's), its parameters bound from the literal
 (`from_goal`), and a goal of several literals is those trees in sequence, in the goal's order
 except that `turn_on` literals come first (a stove's knob is beside its cook region: the hand
 pushing it, 20 cm long, would sweep what stands there), `close` literals last (a drawer or door
@@ -54,6 +55,7 @@ from trees.compiler import LIBRARY, read_tree_file  # noqa: E402
 REFERENCE = {"on": "pick_place", "in": "pick_place", "open": "open_drawer",
              "close": "close_drawer", "turn_on": "turn_on"}
 PUSHED = ("plate",)  # objects too flat to grasp (by name): `on` slides them with `push`
+SLOTS = ("caddy",)  # regions narrower than what goes in them (by name): `in` uses `insert`
 FIRST = ("turn_on",)  # predicates achieved before all others
 LAST = ("close",)  # predicates achieved after all others
 BUDGET = 1000  # steps per goal literal
@@ -173,6 +175,8 @@ def tree_for(literal: tuple[str, ...]) -> str:
     """The library tree that achieves one goal literal."""
     if literal[0] == "on" and any(word in literal[1] for word in PUSHED):
         return "push"
+    if literal[0] == "in" and any(word in literal[2] for word in SLOTS):
+        return "insert"
     return REFERENCE[literal[0]]
 
 

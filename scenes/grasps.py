@@ -12,6 +12,9 @@ occupy there, with the wrist at any yaw, which a scene can test for room
 object's grasp point is slid across the closing axis, as little as will do, until the gripper
 clears its neighbours. `turned_grasp` is the one tried when the wrist at yaw 0 has no room: the
 wrist turned a quarter, or for a solid object the open fingers can span, turned by less.
+`square_yaw` is the wrist yaw that closes the fingers across an upright box's thinner
+horizontal side (a standing book), and `slot_yaw` the one that lines that side up with a
+region's narrower side, so that what is held that way goes into a narrow slot.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import re
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 if TYPE_CHECKING:
     from scenes.robot import Robot
@@ -126,3 +130,29 @@ def turned_grasp(robot: Robot, name: str) -> tuple[np.ndarray, float]:
         if clear:
             return point, yaw
     return clear_grasp(robot, name, TURNED_YAWS[0])[0], TURNED_YAWS[0]
+
+
+def _fold(yaw: float) -> float:
+    """`yaw` plus a multiple of pi, in [-pi/2, pi/2): the fingers close along the same line."""
+    return float((yaw + np.pi / 2) % np.pi - np.pi / 2)
+
+
+def square_yaw(quat: np.ndarray, low: np.ndarray, high: np.ndarray) -> float:
+    """The wrist yaw at which the fingers close across the thinner horizontal side of an upright
+    box turned by `quat` (x, y, z, w) whose world bounding box is (`low`, `high`). The box's
+    sides a (along its own x) and b (along its own y) turned by t give a world box
+    a|cos t| + b|sin t| by a|sin t| + b|cos t|, so a - b has the sign of
+    (size x - size y) / (|cos t| - |sin t|)."""
+    x = Rotation.from_quat(quat).apply([1.0, 0.0, 0.0])
+    t = float(np.arctan2(x[1], x[0]))
+    size = high - low
+    thin = t if (size[0] - size[1]) * (abs(np.cos(t)) - abs(np.sin(t))) < 0 else t + np.pi / 2
+    return _fold(thin - np.pi / 2)  # the fingers close along (-sin yaw, cos yaw)
+
+
+def slot_yaw(low: np.ndarray, high: np.ndarray, yaw: float) -> float:
+    """The wrist yaw nearest `yaw` at which the fingers close along the narrower horizontal side
+    of the region (`low`, `high`)."""
+    size = high - low
+    goal = np.pi / 2 if size[0] < size[1] else 0.0
+    return yaw + _fold(goal - yaw)

@@ -180,7 +180,8 @@ class ErrorCode(Type):
         return value
 
 
-AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned")
+AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned",
+            "grasp_square", "slot")
 
 
 class TargetType(Type):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 from scenes.grasps import (
     HAND_HALF_LENGTH,
@@ -13,7 +14,9 @@ from scenes.grasps import (
     clear_grasp,
     finger_probes,
     grasp_point,
+    slot_yaw,
     span,
+    square_yaw,
     turned_grasp,
 )
 from scenes.kinematic import KinematicScene
@@ -116,3 +119,25 @@ def test_move_to_a_turned_grasp_turns_the_wrist_on_the_approach_and_keeps_it_com
     assert yaw == pytest.approx(-np.pi / 6)  # the first of TURNED_YAWS the fingers span
     assert robot.eef_pose().yaw == pytest.approx(yaw + 0.1, abs=0.03)
     assert robot.eef_pose().pos == pytest.approx(point, abs=0.005)
+
+
+@pytest.mark.parametrize("turn", [-130.0, -108.0, -20.0, 0.0, 30.0, 80.0])
+def test_square_yaw_closes_the_fingers_across_an_upright_books_thin_side(turn):
+    """A book 3 cm thick (its own x) and 11 cm wide (its own y), turned by `turn`: the fingers
+    (closing along (-sin yaw, cos yaw)) close along its own x, whatever its world box."""
+    t = np.radians(turn)
+    half = np.abs([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]]) @ [0.015, 0.055]
+    low, high = np.array([*-half, 0.0]), np.array([*half, 0.138])
+    yaw = square_yaw(Rotation.from_euler("z", t).as_quat(), low, high)
+    fingers = np.array([-np.sin(yaw), np.cos(yaw)])
+    assert abs(fingers @ [np.cos(t), np.sin(t)]) == pytest.approx(1.0)
+    assert -np.pi / 2 <= yaw < np.pi / 2
+
+
+def test_slot_yaw_lines_the_fingers_up_with_the_regions_narrow_side():
+    """The caddy's back compartment is 5.5 cm along x: the fingers close along x, at the
+    quarter turn nearer the wrist's yaw; along y for a region narrow along y."""
+    low, high = np.array([-0.452, -0.204, 0.912]), np.array([-0.397, -0.08, 1.033])
+    assert slot_yaw(low, high, np.radians(-30)) == pytest.approx(-np.pi / 2)
+    assert slot_yaw(low, high, np.radians(40)) == pytest.approx(np.pi / 2)
+    assert slot_yaw(low[[1, 0, 2]], high[[1, 0, 2]], np.radians(-30)) == pytest.approx(0.0)

@@ -47,6 +47,19 @@ def test_a_closed_drawer_is_opened_before_something_is_put_in_it(ref):
     assert [g[0] for g in ref.reference_for("libero_object/0").goal] == ["in"]
 
 
+def test_a_book_goes_into_a_caddys_compartment_with_insert(ref, tmp_path):
+    r = ref.reference_for("libero_10/5")  # the book into the caddy's back compartment
+    assert r.trees == ("insert",)
+    path = tmp_path / "ref.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(r.document()))
+    assert compile_tree(path, {}).nodes > 10
+    # a basket and a drawer are no slots
+    assert ref.reference_for("libero_object/0").trees == ("pick_place",)
+    assert ref.reference_for("libero_10/3").trees == ("pick_place", "close_drawer")
+
+
 def test_objects_put_on_one_target_are_set_down_side_by_side(ref):
     def spots(task):
         return [step["with"].get("spot_x") for step in
