@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -42,36 +43,41 @@ def test_pick_place_succeeds_on_libero(task: str, init_state: int, tmp_path: Pat
     assert sum(r["k"] == "tick" for r in read_trace(run_dir)) >= result.steps
 
 
-def test_place_goes_on_when_lowering_stalls_above_a_region_s_top(tmp_path: Path):
-    """A region's top can lie below what bears the object (a stove's cook region under its
-    burner): the lowering stalls short of it and the on check decides, not the stall."""
-    from scenes.kinematic import KinematicScene
+def _place_through_a_stall(tmp_path: Path, robot, object: str, target: str, **params) -> None:
+    """Run `place` of `object` onto `target` (the gripper closed on it): a motion stalls on the
+    way (STUCK is recorded) and still the placing succeeds and `on` holds."""
     from tests.trees.harness import compile_path, tree_file
     from tests.trees.harness import run as run_tree
+
+    path = tree_file(tmp_path, f"""
+        root:
+          sequence:
+            - set_gripper: close
+            - subtree: place
+              with: {json.dumps({"object": object, "target": target, **params})}
+        """)
+    result, _ = run_tree(compile_path(path, robot).root, robot)
+    assert "STUCK" in [e["code"] for e in result.errors]
+    assert result.tree_status == "SUCCESS"
+    assert robot.goal_predicate("on", [object, target])
+
+
+def test_place_goes_on_when_lowering_stalls_above_a_region_s_top(tmp_path: Path):
+    """A region's top can lie below what bears the object (a stove's cook region under its
+    burner): the lowering stalls 1.4 cm short of it and the on check decides, not the stall."""
+    from scenes.kinematic import KinematicScene
 
     robot = KinematicScene({"burner": ([0.3, 0.0, 0.025], [0.1, 0.1, 0.025]),
                             "cook_region": ([0.3, 0.0, 0.023], [0.08, 0.08, 0.023]),
                             "moka_pot_1": ([0.0, 0.0, 0.1], [0.02, 0.02, 0.02])},
                            goal=[("on", "moka_pot_1", "cook_region")], eef=(0.0, 0.0, 0.1))
-    path = tree_file(tmp_path, """
-        root:
-          sequence:
-            - set_gripper: close
-            - subtree: place
-              with: {object: moka_pot_1, target: cook_region, clearance: -0.01}
-        """)
-    result, _ = run_tree(compile_path(path, robot).root, robot)
-    assert "STUCK" in [e["code"] for e in result.errors]  # 1.4 cm short of the region's top
-    assert result.tree_status == "SUCCESS"
-    assert robot.goal_predicate("on", ["moka_pot_1", "cook_region"])
+    _place_through_a_stall(tmp_path, robot, "moka_pot_1", "cook_region", clearance=-0.01)
 
 
 def test_place_succeeds_when_the_retreat_is_out_of_reach(tmp_path: Path):
     """On a high fixture (a wine bottle on a cabinet's top) the arm cannot lift all of
     `release`'s retreat: the object is down and let go, so the placing counts."""
     from scenes.kinematic import KinematicScene
-    from tests.trees.harness import compile_path, tree_file
-    from tests.trees.harness import run as run_tree
 
     class ReachLimited(KinematicScene):
         def _apply(self, action):
@@ -81,14 +87,4 @@ def test_place_succeeds_when_the_retreat_is_out_of_reach(tmp_path: Path):
     robot = ReachLimited({"cabinet": ([0.3, 0.0, 0.1], [0.1, 0.1, 0.1]),
                           "bottle": ([0.0, 0.0, 0.2], [0.02, 0.02, 0.02])},
                          goal=[("on", "bottle", "cabinet")], eef=(0.0, 0.0, 0.2))
-    path = tree_file(tmp_path, """
-        root:
-          sequence:
-            - set_gripper: close
-            - subtree: place
-              with: {object: bottle, target: cabinet, height: 0.02}
-        """)
-    result, _ = run_tree(compile_path(path, robot).root, robot)
-    assert "STUCK" in [e["code"] for e in result.errors]  # the retreat stops at the reach
-    assert result.tree_status == "SUCCESS"
-    assert robot.goal_predicate("on", ["bottle", "cabinet"])
+    _place_through_a_stall(tmp_path, robot, "bottle", "cabinet", height=0.02)
