@@ -102,12 +102,11 @@ class Reference:
                 "root": {"sequence": {"name": "reference solution", "children": steps}}}
 
 
-def goal_of(task: str) -> tuple[tuple[str, ...], ...]:
-    """The task's goal literals with tether's predicate names, in the order the reference
-    achieves them: `turn_on` literals first, `close` literals last, and `in(X, R)` preceded by
-    `open(R)` when R is a region of an articulated fixture (a drawer) that the task does not
-    start open, and X set on the fixture's top before anything is opened."""
-    problem = read_problem(get_task(task).bddl_file)
+def goal_of(problem) -> tuple[tuple[str, ...], ...]:
+    """The goal literals of a task's parsed BDDL `problem`, with tether's predicate names, in
+    the order the reference achieves them: `turn_on` literals first, `close` literals last, and
+    `in(X, R)` preceded by `open(R)` when R is a region of an articulated fixture (a drawer) that
+    the task does not start open, and X set on the fixture's top before anything is opened."""
     goal = [(_TETHER_PREDICATE.get(lit[0], lit[0]), *lit[1:]) for lit in problem.goal]
     opened = {lit[1] for lit in problem.init if lit[0] == "open"}
     clear: list[tuple[str, ...]] = []
@@ -181,10 +180,10 @@ def tree_for(literal: tuple[str, ...]) -> str:
 
 
 def reference_for(task: str) -> Reference:
-    goal = goal_of(task)
+    problem = read_problem(get_task(task).bddl_file)
+    goal = goal_of(problem)
     missing = tuple(dict.fromkeys(g[0] for g in goal if g[0] not in REFERENCE))
     trees = () if missing else tuple(tree_for(g) for g in goal)
-    problem = read_problem(get_task(task).bddl_file)
     turns = tuple(_turn(problem, g[-1]) if g[0] in ("open", "close", "in")
                   and _drawer(problem, g[-1]) else None for g in goal)
     return Reference(get_task(task).id, goal, trees, missing, turns)

@@ -44,6 +44,7 @@ from scenes.cameras import Cameras
 from scenes.catalogue import Task, get_task
 from scenes.errors import TetherError, did_you_mean
 from scenes.extents import BodyExtents
+from scenes.grasps import axis_of
 from scenes.placing import set_down
 from scenes.robot import OPEN, Pose, Robot
 
@@ -266,10 +267,8 @@ class LiberoScene(Robot):
             return super().set_down(target, carried, near)
         others = [self._extents.of(n, self._data) for n in self._bodies if n in self._extents
                   and n != carried and not target.startswith(n + "_")]
-        yaw = self.eef_pose().yaw
-        axis = "y" if abs(np.cos(yaw)) >= abs(np.sin(yaw)) else "x"
-        return set_down(self.extent_of(target), self.extent_of(carried), others, axis,
-                        np.asarray(near, dtype=float))
+        return set_down(self.extent_of(target), self.extent_of(carried), others,
+                        axis_of(self.eef_pose().yaw), np.asarray(near, dtype=float))
 
     def observe(self) -> dict:
         obs = super().observe()
