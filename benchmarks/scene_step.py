@@ -13,11 +13,14 @@ stepping is timed. Ratios are against bare LIBERO with the same cameras.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
 from rich.console import Console
 from rich.table import Table
+
+os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen on a machine without a display
 
 from scenes.catalogue import get_task
 from scenes.libero_setup import import_libero

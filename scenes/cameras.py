@@ -22,6 +22,17 @@ if TYPE_CHECKING:
     import mujoco
 
 
+def offscreen_renderer(model: mujoco.MjModel, size: tuple[int, int]) -> mujoco.Renderer:
+    """A `mujoco.Renderer` of `size` (h, w); a located error when there is no GL context."""
+    import mujoco
+
+    try:
+        return mujoco.Renderer(model, height=size[0], width=size[1])
+    except mujoco.FatalError as exc:
+        raise TetherError(f"cannot render camera frames ({exc}); without a display, "
+                          "set MUJOCO_GL=egl (or osmesa)") from None
+
+
 class Cameras:
     """One `mujoco.Renderer` per image size, rebuilt when the model is (a hard reset)."""
 
@@ -31,17 +42,11 @@ class Cameras:
 
     def render(self, model: mujoco.MjModel, data: mujoco.MjData, camera: str,
                size: tuple[int, int]) -> np.ndarray:
-        import mujoco
-
         if model is not self._model:
             self.close()
             self._model = model
         if size not in self._renderers:
-            try:
-                self._renderers[size] = mujoco.Renderer(model, height=size[0], width=size[1])
-            except mujoco.FatalError as exc:
-                raise TetherError(f"cannot render camera frames ({exc}); without a display, "
-                                  "set MUJOCO_GL=egl (or osmesa)") from None
+            self._renderers[size] = offscreen_renderer(model, size)
         renderer = self._renderers[size]
         try:
             renderer.update_scene(data, camera=camera)

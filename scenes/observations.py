@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scenes.cameras import offscreen_renderer
 from scenes.errors import TetherError, did_you_mean
 from scenes.robot import Pose
 
@@ -57,7 +58,6 @@ class Observer:
         self._names: list[str] = []
 
     def _prepare(self, size: tuple[int, int]) -> mujoco.Renderer:
-        import mujoco
 
         model = self.scene._env.env.sim.model._model
         if model is not self._model:  # a hard reset rebuilt the model
@@ -65,7 +65,7 @@ class Observer:
             self._model = model
             self._index_geoms(model)
         if size not in self._renderers:
-            self._renderers[size] = mujoco.Renderer(model, height=size[0], width=size[1])
+            self._renderers[size] = offscreen_renderer(model, size)
         return self._renderers[size]
 
     def _index_geoms(self, model: mujoco.MjModel) -> None:

@@ -33,3 +33,16 @@ def test_rgb_depth_and_masks_with_poses_per_object_name():
     finally:
         observer.close()
         scene.close()
+
+
+def test_no_gl_context_is_a_clear_error(monkeypatch):
+    import mujoco
+
+    from scenes.cameras import offscreen_renderer
+
+    def no_context(*args, **kwargs):
+        raise mujoco.FatalError("Default framebuffer is not complete, error 0x0")
+
+    monkeypatch.setattr(mujoco, "Renderer", no_context)
+    with pytest.raises(TetherError, match="set MUJOCO_GL=egl"):
+        offscreen_renderer(mujoco.MjModel.from_xml_string("<mujoco/>"), (64, 64))
