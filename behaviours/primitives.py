@@ -1,4 +1,5 @@
-"""Analytic motion primitives: `move_to`, `rotate`, `set_gripper`, `release`, `wait`.
+"""Analytic motion primitives: `move_to`, `rotate`, `set_gripper`, `release`, `wait`,
+`push_door`.
 
 Each is a non-blocking leaf: it puts at most one action per tick into the command slot and
 returns RUNNING until its goal is reached, so guards and reactive composites above it re-check
@@ -17,8 +18,8 @@ from scipy.spatial.transform import Rotation
 
 from behaviours.leaf import Ref, RobotLeaf, deref
 from blackboard.episode import STUCK, UNREACHABLE
-from scenes.grasps import clear_grasp, grasp_point, slot_yaw, square_yaw, turned_grasp
-from scenes.robot import CLOSE, OPEN, Robot
+from scenes.grasps import clear_grasp, fold, grasp_point, slot_yaw, square_yaw, turned_grasp
+from scenes.robot import CLOSE, OPEN, Hinge, Robot
 
 Status = py_trees.common.Status
 
@@ -32,9 +33,11 @@ class Target:
     (where fingers closing along world y close on it), `grasp_clear` (the same slid along the
     object to where the gripper has room) or `grasp_turned` (a grasp with room with the wrist
     turned to the yaw `yaw` gives: see `scenes.grasps`), `grasp_square` (its middle, with the
-    fingers closing across its thinner horizontal side) or `slot` (a region's `top`, with the
-    wrist turned so that the fingers close along the region's narrower side),
-    and `offset` is added in the world frame. `relative` is an offset from where the end effector
+    fingers closing across its thinner horizontal side), `slot` (a region's `top`, with the
+    wrist turned so that the fingers close along the region's narrower side) or `door` (the
+    hinge of its door, `Robot.hinge_of`: `offset` is then along the door, out of the face
+    pushed to shut it, and up, and the fingers close along the door); otherwise `offset` is
+    added in the world frame. `relative` is an offset from where the end effector
     was when the node started. `offset` and `relative` may be `Ref`s to a blackboard key holding
     [x, y, z] (e.g. an approach offset memory chose), read each time the position is computed.
     With `carrying`, the point is where the carried object's bottom should go: the end effector
@@ -66,6 +69,8 @@ class Target:
         if self.relative is not None:
             return start + np.asarray(deref(self.relative), dtype=float)
         name = deref(self.object)
+        if self.at == "door":
+            return door_point(robot.hinge_of(name), deref(self.offset))
         pos = robot.pose_of(name).pos.copy()
         if self.at in ("grasp", "grasp_square"):
             pos = grasp_point(name, *robot.extent_of(name))
@@ -93,6 +98,8 @@ class Target:
         if self.at == "grasp_square":
             return square_yaw(robot.pose_of(deref(self.object)).quat,
                               *robot.extent_of(deref(self.object)))
+        if self.at == "door":
+            return door_yaw(robot.hinge_of(deref(self.object)), robot.eef_pose().yaw)
         if self.at == "slot":
             return slot_yaw(*robot.extent_of(deref(self.object)), robot.eef_pose().yaw)
         if self.carrying is not None and self.at == "top" and self._set_down(robot)[1]:
@@ -106,6 +113,19 @@ class Target:
         name = deref(self.object)
         near = robot.pose_of(name).pos[:2] + np.asarray(deref(self.offset), dtype=float)[:2]
         return robot.set_down(name, deref(self.carrying), near)
+
+
+def door_point(hinge: Hinge, offset, ahead: float = 0.0) -> np.ndarray:
+    """The point `offset` (along the door, out of its pushed face, up) from `hinge`, with the
+    door turned `ahead` rad further shut."""
+    along, out = hinge.frame(ahead)
+    return hinge.anchor + offset[0] * along + offset[1] * out + np.array([0.0, 0.0, offset[2]])
+
+
+def door_yaw(hinge: Hinge, near: float, ahead: float = 0.0) -> float:
+    """The wrist yaw nearest `near` at which the fingers close along the door (the hand lies
+    along it), with the door turned `ahead` rad further shut."""
+    return near + fold(hinge.direction + hinge.closing * ahead - np.pi / 2 - near)
 
 
 def _vec(value: tuple[float, ...] | Ref) -> str:
@@ -314,4 +334,48 @@ class Wait(RobotLeaf):
             return Status.SUCCESS
         self.ticks += 1
         self.feedback_message = f"{self.ticks}/{self.steps}"
+        return Status.RUNNING
+
+
+class PushDoor(RobotLeaf):
+    """Swing a hinged door shut with the closed fingers against its outer face.
+
+    Tick contract: each tick reads the door (`Robot.hinge_of`) and servos the fingers to
+    `radius` m from the hinge along the door turned `ahead` rad further shut, `press` m out of
+    the face they push and `height` m above the hinge, the hand lying along the door (its roll
+    and pitch kept from the start), so the target runs ahead of the door as it turns. SUCCESS
+    once the door is closed (its `close` goal predicate); FAILURE with STUCK when the door has not
+    turned 0.01 rad further shut over `stuck_steps` ticks, with UNREACHABLE after `max_steps`.
+    """
+
+    def __init__(self, name: str, door: str | Ref, *, radius: float, press: float,
+                 height: float, ahead: float, max_steps: int, stuck_steps: int):
+        super().__init__(name)
+        self.door, self.radius, self.press, self.height = door, radius, press, height
+        self.ahead, self.max_steps, self.stuck_steps = ahead, max_steps, stuck_steps
+
+    def initialise(self) -> None:
+        self.roll, self.pitch, _ = Rotation.from_quat(self.robot.eef_pose().quat).as_euler("xyz")
+        self.ticks, self.best, self.since_progress = 0, -np.inf, 0
+
+    def update(self) -> Status:
+        door = deref(self.door)
+        if self.robot.goal_predicate("close", [door]):
+            return Status.SUCCESS
+        hinge = self.robot.hinge_of(door)
+        shut = hinge.closing * hinge.direction  # grows as the door closes
+        self.feedback_message = f"door at {np.degrees(hinge.direction):.0f} deg"
+        self.ticks += 1
+        if self.ticks > self.max_steps:
+            return self.fail(UNREACHABLE, f"door still open after {self.max_steps} steps")
+        if shut > self.best + 0.01:
+            self.best, self.since_progress = shut, 0
+        else:
+            self.since_progress += 1
+            if self.since_progress >= self.stuck_steps:
+                return self.fail(STUCK, f"the door has not moved for {self.stuck_steps} steps")
+        goal = door_point(hinge, (self.radius, self.press, self.height), self.ahead)
+        yaw = door_yaw(hinge, self.robot.eef_pose().yaw, self.ahead)
+        quat = Rotation.from_euler("xyz", [self.roll, self.pitch, yaw]).as_quat()
+        self.command(self.robot.servo(goal, quat, self.robot.gripper_command))
         return Status.RUNNING

@@ -8,7 +8,9 @@ The reference solution of a task is built from its BDDL goal alone: each goal li
 achieved by the library tree `REFERENCE` names for its predicate (`on`/`in` -> pick_place,
 `open` -> open_drawer, `close` -> close_drawer, `turn_on` -> turn_on; `on(X, R)` -> push when
 X is too flat to grasp, a plate; `in(X, R)` -> insert when R is a compartment narrower than X is
-wide, a caddy's), its parameters bound from the literal
+wide, a caddy's, and slide_in when R lies behind a front opening too low for the hand, a
+microwave's; `close(X)` -> close_door when X shuts with a hinged door, a microwave), its
+parameters bound from the literal
 (`from_goal`), and a goal of several literals is those trees in sequence, in the goal's order
 except that `turn_on` literals come first (a stove's knob is beside its cook region: the hand
 pushing it, 20 cm long, would sweep what stands there), `close` literals last (a drawer or door
@@ -56,6 +58,8 @@ REFERENCE = {"on": "pick_place", "in": "pick_place", "open": "open_drawer",
              "close": "close_drawer", "turn_on": "turn_on"}
 PUSHED = ("plate",)  # objects too flat to grasp (by name): `on` slides them with `push`
 SLOTS = ("caddy",)  # regions narrower than what goes in them (by name): `in` uses `insert`
+OPENINGS = ("microwave",)  # regions behind a low front opening (by name): `in` uses `slide_in`
+DOORS = ("microwave",)  # fixtures shut by swinging a hinged door (by name): `close_door`
 FIRST = ("turn_on",)  # predicates achieved before all others
 LAST = ("close",)  # predicates achieved after all others
 BUDGET = 1000  # steps per goal literal
@@ -176,6 +180,10 @@ def tree_for(literal: tuple[str, ...]) -> str:
         return "push"
     if literal[0] == "in" and any(word in literal[2] for word in SLOTS):
         return "insert"
+    if literal[0] == "in" and any(word in literal[2] for word in OPENINGS):
+        return "slide_in"
+    if literal[0] == "close" and any(word in literal[1] for word in DOORS):
+        return "close_door"
     return REFERENCE[literal[0]]
 
 

@@ -132,7 +132,7 @@ def turned_grasp(robot: Robot, name: str) -> tuple[np.ndarray, float]:
     return clear_grasp(robot, name, TURNED_YAWS[0])[0], TURNED_YAWS[0]
 
 
-def _fold(yaw: float) -> float:
+def fold(yaw: float) -> float:
     """`yaw` plus a multiple of pi, in [-pi/2, pi/2): the fingers close along the same line."""
     return float((yaw + np.pi / 2) % np.pi - np.pi / 2)
 
@@ -147,7 +147,7 @@ def square_yaw(quat: np.ndarray, low: np.ndarray, high: np.ndarray) -> float:
     t = float(np.arctan2(x[1], x[0]))
     size = high - low
     thin = t if (size[0] - size[1]) * (abs(np.cos(t)) - abs(np.sin(t))) < 0 else t + np.pi / 2
-    return _fold(thin - np.pi / 2)  # the fingers close along (-sin yaw, cos yaw)
+    return fold(thin - np.pi / 2)  # the fingers close along (-sin yaw, cos yaw)
 
 
 def slot_yaw(low: np.ndarray, high: np.ndarray, yaw: float) -> float:
@@ -155,4 +155,4 @@ def slot_yaw(low: np.ndarray, high: np.ndarray, yaw: float) -> float:
     of the region (`low`, `high`)."""
     size = high - low
     goal = np.pi / 2 if size[0] < size[1] else 0.0
-    return yaw + _fold(goal - yaw)
+    return yaw + fold(goal - yaw)

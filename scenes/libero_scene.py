@@ -46,7 +46,7 @@ from scenes.errors import TetherError, did_you_mean
 from scenes.extents import BodyExtents
 from scenes.grasps import axis_of
 from scenes.placing import set_down
-from scenes.robot import OPEN, Pose, Robot
+from scenes.robot import OPEN, Hinge, Pose, Robot
 
 NOOP = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
 # LIBERO spells these without the underscore; tether's predicate registry with it.
@@ -257,6 +257,26 @@ class LiberoScene(Robot):
                     return False
                 start, left = start + (dist + 1e-4) * down, left - dist - 1e-4
         return True
+
+    def hinge_of(self, name: str) -> Hinge:
+        """The first hinge joint among fixture `name`'s bodies. Its door is the body it turns
+        (direction: from the hinge to that body's centre of mass); the door is shut at the
+        joint's zero and opens toward the far end of its range (LIBERO's microwave: -2.09..0)."""
+        name = self._canonical(name)
+        model, data = self._env.env.sim.model._model, self._data
+        for j in range(model.njnt):
+            body = int(model.jnt_bodyid[j])
+            if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_HINGE or not (
+                    mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, body) or ""
+            ).startswith(name + "_"):
+                continue
+            anchor = data.xanchor[j].copy()
+            middle = data.xipos[body] - anchor
+            low, high = model.jnt_range[j]
+            opens = -1 if abs(low) > abs(high) else 1
+            closing = int(np.sign(data.xaxis[j][2])) * -opens
+            return Hinge(anchor, float(np.arctan2(middle[1], middle[0])), closing)
+        return super().hinge_of(name)
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """In a region, the spot and turn where `carried` and the hand overlap the things

@@ -37,6 +37,23 @@ class Pose:
 
 
 @dataclass(frozen=True)
+class Hinge:
+    """A hinged door: its hinge's point (m), the world direction (rad about z) from the hinge to
+    the door's middle, and the sense (+1: counter-clockwise seen from above) it turns to close."""
+
+    anchor: np.ndarray
+    direction: float
+    closing: int
+
+    def frame(self, ahead: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """Unit vectors along the door and out of the face that is pushed to close it, with the
+        door turned `ahead` rad further shut."""
+        a = self.direction + self.closing * ahead
+        along = np.array([np.cos(a), np.sin(a), 0.0])
+        return along, self.closing * np.array([along[1], -along[0], 0.0])
+
+
+@dataclass(frozen=True)
 class ServoGains:
     """Scales of the normalised action: metres and radians for a full (+-1) action, and a P gain."""
 
@@ -103,6 +120,13 @@ class Robot(abc.ABC):
         """Whether something can come straight down onto each point (from `CLEARANCE` m above)
         touching nothing but entity `ignore` and the robot. Scenes without geometry say yes."""
         return True
+
+    def hinge_of(self, name: str) -> Hinge:
+        """The hinge of articulated fixture `name`'s door (a microwave's); `TetherError` when
+        the scene knows of none."""
+        from scenes.errors import TetherError
+
+        raise TetherError(f"'{name}' has no hinged door in this scene")
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """Where (x, y) the middle of `carried` goes down on `target` near the point `near`,

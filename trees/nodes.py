@@ -20,7 +20,7 @@ from behaviours.interventions import Erase, Paint, Rewrite
 from behaviours.leaf import Ref, deref
 from behaviours.memory import Remember, Retrieve
 from behaviours.monitor import Monitor
-from behaviours.primitives import MoveTo, Release, Rotate, SetGripper, Wait
+from behaviours.primitives import MoveTo, PushDoor, Release, Rotate, SetGripper, Wait
 from behaviours.recovery import ErrorIs, Replan
 from behaviours.sim_timeout import SimTimeout
 from behaviours.stuck import StuckConfig
@@ -175,6 +175,21 @@ register(NodeType(
             "axis": Spec(Choice("x", "y", "z"), "z", "world axis to turn about")},
     primary="yaw", label=lambda p: f"rotate {p['yaw']:+.2f} rad"
     + ("" if p["axis"] == "z" else f" about {p['axis']}")))
+register(NodeType(
+    "push_door", LEAF, "Swing a hinged door (a microwave's) shut with the closed fingers against "
+    "its outer face, their target running `ahead` rad ahead of the door. SUCCESS when it is "
+    "closed; FAILURE with STUCK when it stops turning, UNREACHABLE after `max_steps`.",
+    lambda name, door, radius, press, height, ahead, max_steps, stuck_steps: PushDoor(
+        name, door, radius=radius, press=press, height=height, ahead=ahead,
+        max_steps=max_steps, stuck_steps=stuck_steps),
+    params={"door": Spec(ENTITY, doc="the fixture whose door it is, e.g. microwave_1"),
+            "radius": Spec(Float(0.0), 0.12, "how far from the hinge the fingers push (m)"),
+            "press": Spec(FLOAT, 0.01, "fingers' offset out of the door's middle plane (m)"),
+            "height": Spec(FLOAT, 0.075, "fingers' height above the hinge's middle (m)"),
+            "ahead": Spec(Float(0.0), 0.15, "how far the target runs ahead of the door (rad)"),
+            "max_steps": Spec(Int(1), 300, "step cap"),
+            "stuck_steps": Spec(Int(1), 20, "steps without the door turning that mean STUCK")},
+    primary="door", label=lambda p: f"push_door {p['door']}"))
 register(NodeType(
     "set_gripper", LEAF, "Open or close the gripper, holding the arm; SUCCESS when the fingers "
     "stop moving.", lambda name, state: SetGripper(name, state),

@@ -181,7 +181,7 @@ class ErrorCode(Type):
 
 
 AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned",
-            "grasp_square", "slot")
+            "grasp_square", "slot", "door")
 
 
 class TargetType(Type):

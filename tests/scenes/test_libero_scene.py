@@ -225,3 +225,19 @@ def test_a_scripted_rim_grasp_places_the_bowl_and_success_agrees_with_libero(spa
     assert scene.success() and scene._env.check_success()
     assert all(ours == libero for ours, libero in trace)
     assert (True, True) in trace and (False, False) in trace
+
+
+def test_the_microwaves_door_hinge_is_read_from_its_joint():
+    scene = LiberoScene("libero_10/9", init_state=0, seed=0)
+    try:
+        hinge = scene.hinge_of("microwave")  # an alias works too
+        # the hinge stands at the opening's left edge; the door is open a quarter turn, toward -y
+        assert hinge.anchor == pytest.approx([-0.182, 0.269, 1.016], abs=0.005)
+        assert hinge.closing == 1  # it shuts counter-clockwise seen from above
+        along, out = hinge.frame()
+        assert along[1] < -0.95 and out[0] < -0.95  # pushed shut from its -x side
+        assert not scene.goal_predicate("close", ["microwave_1"])
+        with pytest.raises(TetherError, match="'porcelain_mug_1' has no hinged door"):
+            scene.hinge_of("porcelain_mug_1")
+    finally:
+        scene.close()

@@ -60,6 +60,20 @@ def test_a_book_goes_into_a_caddys_compartment_with_insert(ref, tmp_path):
     assert ref.reference_for("libero_10/3").trees == ("pick_place", "close_drawer")
 
 
+def test_a_mug_slides_into_the_microwave_and_its_door_is_swung_shut(ref, tmp_path):
+    r = ref.reference_for("libero_10/9")
+    assert r.goal == (("in", "white_yellow_mug_1", "microwave_1_heating_region"),
+                      ("close", "microwave_1"))
+    assert r.trees == ("slide_in", "close_door")
+    path = tmp_path / "ref.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(r.document()))
+    assert compile_tree(path, {}).nodes > 20
+    # a drawer still closes with close_drawer
+    assert ref.reference_for("tether/1").trees == ("close_drawer",)
+
+
 def test_objects_put_on_one_target_are_set_down_side_by_side(ref):
     def spots(task):
         return [step["with"].get("spot_x") for step in
@@ -109,9 +123,9 @@ def test_the_summary_counts_tasks_below_90_percent_per_suite(ref):
 @pytest.mark.slow
 def test_reference_solutions_succeed_on_libero(ref, tmp_path):
     rows = []
-    for task in ("libero_goal/8", "libero_object/0"):
+    tasks = ("libero_goal/8", "libero_object/0", "libero_10/9")  # the last: slide_in, close_door
+    for task in tasks:
         rows += ref.run_reference(ref.reference_for(task), [0], tmp_path)
-    assert [r["success"] for r in rows] == [True, True], rows
-    text = ref.markdown([ref.reference_for(t) for t in ("libero_goal/8", "libero_object/0")],
-                        rows, 1)
+    assert [r["success"] for r in rows] == [True, True, True], rows
+    text = ref.markdown([ref.reference_for(t) for t in tasks], rows, 1)
     assert "**1/1**" in text and "episodes (SUITE/INDEX#INIT_STATE): none" in text
