@@ -33,6 +33,16 @@ def offscreen_renderer(model: mujoco.MjModel, size: tuple[int, int]) -> mujoco.R
                           "set MUJOCO_GL=egl (or osmesa)") from None
 
 
+def visual_only() -> mujoco.MjvOption:
+    """Render options that hide robosuite's collision geoms (geom group 0), as robosuite's own
+    cameras do: drawn, they cover the robot and fixtures in flat colours."""
+    import mujoco
+
+    option = mujoco.MjvOption()
+    option.geomgroup[0] = 0
+    return option
+
+
 class Cameras:
     """One `mujoco.Renderer` per image size, rebuilt when the model is (a hard reset)."""
 
@@ -49,7 +59,7 @@ class Cameras:
             self._renderers[size] = offscreen_renderer(model, size)
         renderer = self._renderers[size]
         try:
-            renderer.update_scene(data, camera=camera)
+            renderer.update_scene(data, camera=camera, scene_option=visual_only())
         except ValueError:
             names = [model.camera(i).name for i in range(model.ncam)]
             raise TetherError(f"no camera '{camera}'{did_you_mean(camera, names)}; this scene "

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scenes.cameras import offscreen_renderer
+from scenes.cameras import offscreen_renderer, visual_only
 from scenes.errors import TetherError, did_you_mean
 from scenes.robot import Pose
 
@@ -90,10 +90,8 @@ class Observer:
         if camera not in names:
             raise TetherError(f"no camera '{camera}'{did_you_mean(camera, names)}; this scene "
                               f"has {', '.join(names)}")
-        option = mujoco.MjvOption()
-        option.geomgroup[0] = 0  # robosuite's collision geoms
         view = CameraView(camera)
-        renderer.update_scene(data, camera=camera, scene_option=option)
+        renderer.update_scene(data, camera=camera, scene_option=visual_only())
         if rgb:
             view.rgb = renderer.render().copy()
         if depth:

@@ -30,6 +30,8 @@ def test_rgb_depth_and_masks_with_poses_per_object_name():
         assert wrist.depth is None and not wrist.masks
         with pytest.raises(TetherError, match="did you mean 'agentview'"):
             observer.observe("agentveiw")
+        # the trace's frames (`Robot.render`) show what the observer does: no collision geoms
+        assert np.array_equal(scene.render("agentview", (96, 96)), view.rgb)
     finally:
         observer.close()
         scene.close()
