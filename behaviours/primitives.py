@@ -128,6 +128,21 @@ def door_yaw(hinge: Hinge, near: float, ahead: float = 0.0) -> float:
     return near + fold(hinge.direction + hinge.closing * ahead - np.pi / 2 - near)
 
 
+class Progress:
+    """Whether a measure that should grow has stalled: it has not grown by `step` over its best
+    for `patience` calls in a row."""
+
+    def __init__(self, step: float, patience: int):
+        self.step, self.patience, self.best, self.since = step, patience, -np.inf, 0
+
+    def stalled(self, value: float) -> bool:
+        if value > self.best + self.step:
+            self.best, self.since = value, 0
+            return False
+        self.since += 1
+        return self.since >= self.patience
+
+
 def _vec(value: tuple[float, ...] | Ref) -> str:
     return str(value) if isinstance(value, Ref) else f"[{', '.join(f'{v:g}' for v in value)}]"
 
@@ -166,7 +181,7 @@ class MoveTo(RobotLeaf):
         if self.turning:
             roll, pitch, _ = Rotation.from_quat(here.quat).as_euler("xyz")
             self.quat = Rotation.from_euler("xyz", [roll, pitch, yaw]).as_quat()
-        self.ticks, self.best, self.since_progress = 0, np.inf, 0
+        self.ticks, self.progress = 0, Progress(0.002, self.stuck_steps)
 
     def update(self) -> Status:
         here = self.robot.eef_pose()
@@ -184,14 +199,9 @@ class MoveTo(RobotLeaf):
         if self.ticks > self.max_steps:
             return self.fail(UNREACHABLE,
                              f"{error * 100:.1f} cm short after {self.max_steps} steps")
-        remaining = error + self.METRES_PER_RADIAN * turn
-        if remaining < self.best - 0.002:
-            self.best, self.since_progress = remaining, 0
-        else:
-            self.since_progress += 1
-            if self.since_progress >= self.stuck_steps:
-                return self.fail(STUCK, f"no progress for {self.stuck_steps} steps, "
-                                        f"{error * 100:.1f} cm short")
+        if self.progress.stalled(-(error + self.METRES_PER_RADIAN * turn)):
+            return self.fail(STUCK, f"no progress for {self.stuck_steps} steps, "
+                                    f"{error * 100:.1f} cm short")
         self.command(self.robot.servo(goal, self.quat, self.robot.gripper_command))
         return Status.RUNNING
 
@@ -356,7 +366,7 @@ class PushDoor(RobotLeaf):
 
     def initialise(self) -> None:
         self.roll, self.pitch, _ = Rotation.from_quat(self.robot.eef_pose().quat).as_euler("xyz")
-        self.ticks, self.best, self.since_progress = 0, -np.inf, 0
+        self.ticks, self.progress = 0, Progress(0.01, self.stuck_steps)
 
     def update(self) -> Status:
         door = deref(self.door)
@@ -368,12 +378,8 @@ class PushDoor(RobotLeaf):
         self.ticks += 1
         if self.ticks > self.max_steps:
             return self.fail(UNREACHABLE, f"door still open after {self.max_steps} steps")
-        if shut > self.best + 0.01:
-            self.best, self.since_progress = shut, 0
-        else:
-            self.since_progress += 1
-            if self.since_progress >= self.stuck_steps:
-                return self.fail(STUCK, f"the door has not moved for {self.stuck_steps} steps")
+        if self.progress.stalled(shut):
+            return self.fail(STUCK, f"the door has not moved for {self.stuck_steps} steps")
         goal = door_point(hinge, (self.radius, self.press, self.height), self.ahead)
         yaw = door_yaw(hinge, self.robot.eef_pose().yaw, self.ahead)
         quat = Rotation.from_euler("xyz", [self.roll, self.pitch, yaw]).as_quat()

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from scenes.errors import TetherError
 from scenes.predicates import PREDICATES
 
 OPEN, CLOSE = -1.0, 1.0
@@ -124,8 +125,6 @@ class Robot(abc.ABC):
     def hinge_of(self, name: str) -> Hinge:
         """The hinge of articulated fixture `name`'s door (a microwave's); `TetherError` when
         the scene knows of none."""
-        from scenes.errors import TetherError
-
         raise TetherError(f"'{name}' has no hinged door in this scene")
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
