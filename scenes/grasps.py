@@ -10,8 +10,10 @@ gives the points the open fingertips and the hand above them (20 cm long along t
 occupy there, with the wrist at any yaw, which a scene can test for room
 (`Robot.clear_from_above`). `clear_grasp` is the grasp the scene has room for at a yaw: a solid
 object's grasp point is slid across the closing axis, as little as will do, until the gripper
-clears its neighbours. `turned_grasp` is the one tried when the wrist at yaw 0 has no room: the
-wrist turned a quarter, or for a solid object the open fingers can span, turned by less.
+clears its neighbours. `turned_grasp` is the one tried when the wrist at yaw 0 has no room: for a
+hollow object the rim point, every 15 degrees around it, with room for fingers closing across
+its wall there (`rim_grasps`: the wrist least turned first); for a solid object the wrist turned
+a quarter, or by less when the open fingers can span the object only that way.
 `square_yaw` is the wrist yaw that closes the fingers across an upright box's thinner
 horizontal side (a standing book), and `slot_yaw` the one that lines that side up with a
 region's narrower side, so that what is held that way goes into a narrow slot.
@@ -42,6 +44,8 @@ SLIDE_STEP = 0.005  # between the grasp points tried across the closing axis (m)
 SLIDE_MARGIN = 0.005  # kept between a slid fingertip's edge and the object's edge (m)
 MAX_SPAN = 0.065  # widest object chord the open fingers (7.7 cm apart) close on (m)
 TURNED_YAWS = (np.pi / 2, -np.pi / 6, np.pi / 6, -np.pi / 3, np.pi / 3)  # in the order tried
+RIM_STEP = 15  # between the rim points a hollow object's turned grasp tries (degrees)
+FINGER_OUTER = 0.008  # an open fingertip's centre to its outer face, along the closing axis (m)
 HOLLOW = ("bowl", "basket", "mug", "cup", "ramekin")
 
 
@@ -72,12 +76,15 @@ def _axes(yaw: float) -> tuple[np.ndarray, np.ndarray]:
     return np.array([-s, c, 0.0]), np.array([c, s, 0.0])
 
 
-def finger_probes(point: np.ndarray, yaw: float = 0.0) -> list[np.ndarray]:
+def finger_probes(point: np.ndarray, yaw: float = 0.0, outer: bool = False) -> list[np.ndarray]:
     """Points the open gripper occupies when grasping at `point` with the wrist at `yaw`: each
-    fingertip's centre and its two edges, and a grid over each tier of the hand's underside."""
+    fingertip's centre and its two edges (with `outer`, its outer face's too: a rim grasp puts
+    the outer finger in the gap around a bowl's wall), and a grid over each tier of the hand's
+    underside."""
     along, across = _axes(yaw)
-    tips = [point + side * FINGER_REACH * along + edge * FINGER_HALF_WIDTH * across
-            for side in (-1, 1) for edge in (-1, 0, 1)]
+    reaches = (FINGER_REACH, FINGER_REACH + FINGER_OUTER) if outer else (FINGER_REACH,)
+    tips = [point + side * reach * along + edge * FINGER_HALF_WIDTH * across
+            for reach in reaches for side in (-1, 1) for edge in (-1, 0, 1)]
     n = int(np.ceil(2 * HAND_HALF_LENGTH / HAND_PROBE_SPACING)) + 1
     hand = [point + [0, 0, height] + a * along + edge * half_width * across
             for height, half_width in HAND_TIERS for edge in (-1, 0, 1)
@@ -118,14 +125,34 @@ def clear_grasp(robot: Robot, name: str, yaw: float = 0.0) -> tuple[np.ndarray, 
     return candidates[0], False
 
 
+def rim_grasps(low: np.ndarray, high: np.ndarray) -> list[tuple[np.ndarray, float]]:
+    """A hollow object's rim points every `RIM_STEP` degrees around it, each with the wrist yaw
+    that closes the fingers across its wall there; the wrist least turned first (ties: the
+    side nearer the robot, -x), and none with the wrist unturned."""
+    centre = (low + high) / 2.0
+    radius = min(high[0] - low[0], high[1] - low[1]) / 2.0 - RIM_INSET
+    grasps = []
+    for degrees in range(0, 360, RIM_STEP):
+        out = np.array([np.cos(np.radians(degrees)), np.sin(np.radians(degrees)), 0.0])
+        yaw = fold(np.arctan2(-out[0], out[1]))  # the fingers close along (-sin yaw, cos yaw)
+        point = centre + radius * out
+        point[2] = high[2] - RIM_DEPTH
+        grasps.append((round(abs(yaw), 6), abs(degrees - 180), point, yaw))
+    return [(point, yaw) for turn, _, point, yaw in sorted(grasps, key=lambda g: g[:2]) if turn]
+
+
 def turned_grasp(robot: Robot, name: str) -> tuple[np.ndarray, float]:
-    """The grasp point and wrist yaw when the wrist at yaw 0 has no room: the first of
-    `TURNED_YAWS` with room (a hollow object only the quarter turn; a solid one only the yaws
-    whose `span` the open fingers fit), else the quarter turn's grasp point."""
+    """The grasp point and wrist yaw when the wrist at yaw 0 has no room: for a hollow object
+    the first of `rim_grasps` with room, fingertips' outer faces included; for a solid one the
+    first of `TURNED_YAWS` with room whose `span` the open fingers fit; else the quarter turn's
+    grasp point."""
     low, high = robot.extent_of(name)
-    yaws = TURNED_YAWS[:1] if is_hollow(name) else [
-        y for y in TURNED_YAWS if span(low, high, y) <= MAX_SPAN]
-    for yaw in yaws:
+    if is_hollow(name):
+        for point, yaw in rim_grasps(low, high):
+            if robot.clear_from_above(finger_probes(point, yaw, outer=True), ignore=name):
+                return point, yaw
+        return grasp_point(name, low, high, "x"), TURNED_YAWS[0]
+    for yaw in (y for y in TURNED_YAWS if span(low, high, y) <= MAX_SPAN):
         point, clear = clear_grasp(robot, name, yaw)
         if clear:
             return point, yaw

@@ -11,9 +11,12 @@ from scipy.spatial.transform import Rotation
 from scenes.grasps import (
     HAND_HALF_LENGTH,
     MAX_SPAN,
+    RIM_DEPTH,
+    RIM_INSET,
     clear_grasp,
     finger_probes,
     grasp_point,
+    rim_grasps,
     slot_yaw,
     span,
     square_yaw,
@@ -98,8 +101,53 @@ def test_the_turned_grasp_of_an_object_too_long_to_span_turns_less_than_a_quarte
     assert robot.clear_from_above(finger_probes(point, yaw), ignore="cream_cheese_1")
 
 
-def test_the_turned_grasp_of_a_bowl_is_the_quarter_turn_at_its_near_rim():
-    robot = BoxesFromAbove({"akita_black_bowl_1": ([0.0, 0.0, 0.025], [0.055, 0.055, 0.025])})
+BOWL = ([0.0, 0.0, 0.025], [0.055, 0.055, 0.025])  # 11 cm across, rim at 5 cm
+RIM = 0.055 - RIM_INSET  # from the bowl's middle to the middle of its wall (m)
+
+
+def _rim(degrees: float) -> np.ndarray:
+    return np.array([RIM * np.cos(np.radians(degrees)), RIM * np.sin(np.radians(degrees)),
+                     0.05 - RIM_DEPTH])
+
+
+def test_rim_grasps_close_the_fingers_across_the_wall_least_turned_first():
+    grasps = rim_grasps(*BoxesFromAbove({"akita_black_bowl_1": BOWL}).extent_of(
+        "akita_black_bowl_1"))
+    assert len(grasps) == 22  # every 15 degrees but the two with the wrist unturned
+    turns = [round(abs(yaw), 6) for _, yaw in grasps]
+    assert turns == sorted(turns) and turns[0] == pytest.approx(np.pi / 12, abs=1e-6)
+    for point, yaw in grasps:  # the closing axis runs through the bowl's middle
+        closing = np.array([-np.sin(yaw), np.cos(yaw)])
+        assert abs(np.cross(closing, point[:2])) == pytest.approx(0.0, abs=1e-9)
+        assert np.linalg.norm(point[:2]) == pytest.approx(RIM)
+    assert grasps[0][0] == pytest.approx(_rim(105))  # of the least turned, the one nearer -x
+
+
+def test_a_bowl_in_a_drawer_is_taken_at_the_rim_point_whose_gap_holds_the_outer_finger():
+    """A bowl in a drawer as LIBERO's wooden cabinet holds it: 1.5 cm gaps front and back, 6.5
+    cm at the sides, the drawer's walls above its rim. The least turned rim grasps put a finger
+    on the front wall; the first with room closes 60 degrees turned, at the side."""
+    walls = {"front": ([0.0, 0.135, 0.026], [0.2, 0.065, 0.026]),
+             "back": ([0.0, -0.135, 0.026], [0.2, 0.065, 0.026]),
+             "left": ([-0.16, 0.0, 0.026], [0.04, 0.07, 0.026]),
+             "right": ([0.16, 0.0, 0.026], [0.04, 0.07, 0.026])}
+    robot = BoxesFromAbove({"akita_black_bowl_1": BOWL, **walls})
+    point, yaw = turned_grasp(robot, "akita_black_bowl_1")
+    assert yaw == pytest.approx(np.pi / 3)
+    assert point == pytest.approx(_rim(150))
+    assert robot.clear_from_above(finger_probes(point, yaw, outer=True),
+                                  ignore="akita_black_bowl_1")
+    low, high = robot.extent_of("akita_black_bowl_1")
+    less_turned = [(p, y) for p, y in rim_grasps(low, high) if abs(y) < np.pi / 3 - 1e-6]
+    assert len(less_turned) == 12
+    assert not any(robot.clear_from_above(finger_probes(p, y, outer=True),
+                                          ignore="akita_black_bowl_1") for p, y in less_turned)
+    assert not clear_grasp(robot, "akita_black_bowl_1", 0.0)[1]
+
+
+def test_a_bowl_with_no_rim_point_clear_falls_back_to_the_quarter_turn_at_its_near_rim():
+    lid = {"shelf": ([0.0, 0.0, 0.08], [0.3, 0.3, 0.005])}  # over the whole bowl, under the hand
+    robot = BoxesFromAbove({"akita_black_bowl_1": BOWL, **lid})
     point, yaw = turned_grasp(robot, "akita_black_bowl_1")
     assert yaw == pytest.approx(np.pi / 2)
     low, high = robot.extent_of("akita_black_bowl_1")
