@@ -10,10 +10,10 @@ gives the points the open fingertips and the hand above them (20 cm long along t
 occupy there, with the wrist at any yaw, which a scene can test for room
 (`Robot.clear_from_above`). `clear_grasp` is the grasp the scene has room for at a yaw: a solid
 object's grasp point is slid across the closing axis, as little as will do, until the gripper
-clears its neighbours. `turned_grasp` is the one tried when the wrist at yaw 0 has no room: for a
-hollow object the rim point, every 15 degrees around it, with room for fingers closing across
-its wall there (`rim_grasps`: the wrist least turned first); for a solid object the wrist turned
-a quarter, or by less when the open fingers can span the object only that way.
+clears its neighbours. `turned_grasp` is the one tried when the wrist at yaw 0 has no room: the
+wrist turned a quarter; when that has no room either, for a hollow object the rim point, every
+15 degrees around it, with room for fingers closing across its wall there (`rim_grasps`: the
+wrist least turned first), and for a solid object the open fingers can span, a smaller turn.
 `square_yaw` is the wrist yaw that closes the fingers across an upright box's thinner
 horizontal side (a standing book), and `slot_yaw` the one that lines that side up with a
 region's narrower side, so that what is held that way goes into a narrow slot.
@@ -142,16 +142,20 @@ def rim_grasps(low: np.ndarray, high: np.ndarray) -> list[tuple[np.ndarray, floa
 
 
 def turned_grasp(robot: Robot, name: str) -> tuple[np.ndarray, float]:
-    """The grasp point and wrist yaw when the wrist at yaw 0 has no room: for a hollow object
-    the first of `rim_grasps` with room, fingertips' outer faces included; for a solid one the
-    first of `TURNED_YAWS` with room whose `span` the open fingers fit; else the quarter turn's
-    grasp point."""
+    """The grasp point and wrist yaw when the wrist at yaw 0 has no room: the quarter turn when
+    it has room; else for a hollow object the first of `rim_grasps` with room, fingertips'
+    outer faces included, and for a solid one the first other of `TURNED_YAWS` with room whose
+    `span` the open fingers fit; else the quarter turn's grasp point. (The quarter turn comes
+    first because `place` turns a hand at it back to yaw 0 to set a bowl into a drawer.)"""
     low, high = robot.extent_of(name)
     if is_hollow(name):
+        quarter, clear = clear_grasp(robot, name, TURNED_YAWS[0])
+        if clear:
+            return quarter, TURNED_YAWS[0]
         for point, yaw in rim_grasps(low, high):
             if robot.clear_from_above(finger_probes(point, yaw, outer=True), ignore=name):
                 return point, yaw
-        return grasp_point(name, low, high, "x"), TURNED_YAWS[0]
+        return quarter, TURNED_YAWS[0]
     for yaw in (y for y in TURNED_YAWS if span(low, high, y) <= MAX_SPAN):
         point, clear = clear_grasp(robot, name, yaw)
         if clear:

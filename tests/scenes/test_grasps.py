@@ -123,18 +123,27 @@ def test_rim_grasps_close_the_fingers_across_the_wall_least_turned_first():
     assert grasps[0][0] == pytest.approx(_rim(105))  # of the least turned, the one nearer -x
 
 
+def test_the_turned_grasp_of_a_bowl_with_room_around_it_is_the_quarter_turn_at_its_near_rim():
+    robot = BoxesFromAbove({"akita_black_bowl_1": BOWL})
+    point, yaw = turned_grasp(robot, "akita_black_bowl_1")
+    assert yaw == pytest.approx(np.pi / 2)
+    low, high = robot.extent_of("akita_black_bowl_1")
+    assert point == pytest.approx(grasp_point("akita_black_bowl_1", low, high, "x"))
+
+
 def test_a_bowl_in_a_drawer_is_taken_at_the_rim_point_whose_gap_holds_the_outer_finger():
-    """A bowl in a drawer as LIBERO's wooden cabinet holds it: 1.5 cm gaps front and back, 6.5
-    cm at the sides, the drawer's walls above its rim. The least turned rim grasps put a finger
-    on the front wall; the first with room closes 60 degrees turned, at the side."""
+    """A bowl in a drawer it nearly fills, as in LIBERO's wooden cabinet: gaps of 1.5 cm front
+    and back, 3 cm on the robot's side (-x), 6.5 cm on the far side, the drawer's walls above
+    its rim. The quarter turn and the rim grasps turned less put a finger on a wall; the first
+    with room closes 60 degrees turned, on the far side."""
     walls = {"front": ([0.0, 0.135, 0.026], [0.2, 0.065, 0.026]),
              "back": ([0.0, -0.135, 0.026], [0.2, 0.065, 0.026]),
-             "left": ([-0.16, 0.0, 0.026], [0.04, 0.07, 0.026]),
-             "right": ([0.16, 0.0, 0.026], [0.04, 0.07, 0.026])}
+             "near": ([-0.1425, 0.0, 0.026], [0.0575, 0.07, 0.026]),
+             "far": ([0.16, 0.0, 0.026], [0.04, 0.07, 0.026])}
     robot = BoxesFromAbove({"akita_black_bowl_1": BOWL, **walls})
     point, yaw = turned_grasp(robot, "akita_black_bowl_1")
-    assert yaw == pytest.approx(np.pi / 3)
-    assert point == pytest.approx(_rim(150))
+    assert yaw == pytest.approx(-np.pi / 3)
+    assert point == pytest.approx(_rim(30))
     assert robot.clear_from_above(finger_probes(point, yaw, outer=True),
                                   ignore="akita_black_bowl_1")
     low, high = robot.extent_of("akita_black_bowl_1")
@@ -143,6 +152,7 @@ def test_a_bowl_in_a_drawer_is_taken_at_the_rim_point_whose_gap_holds_the_outer_
     assert not any(robot.clear_from_above(finger_probes(p, y, outer=True),
                                           ignore="akita_black_bowl_1") for p, y in less_turned)
     assert not clear_grasp(robot, "akita_black_bowl_1", 0.0)[1]
+    assert not clear_grasp(robot, "akita_black_bowl_1", np.pi / 2)[1]
 
 
 def test_a_bowl_with_no_rim_point_clear_falls_back_to_the_quarter_turn_at_its_near_rim():
