@@ -138,6 +138,10 @@ class LiberoScene(Robot):
         self._check_init_state(self.init_state if init_state is None else init_state)
         self.init_state = self.init_state if init_state is None else init_state
         self.seed = self.seed if seed is None else seed
+        # LIBERO appends a sampler per open/closed/on/off fixture to this list at every (hard)
+        # reset and never empties it; each draws from the RNG before the fixtures are placed,
+        # so without this a fixture stood elsewhere at each reset of the same init state.
+        self._env.env.object_property_initializers.clear()
         self._env.seed(self.init_state if self._init_states is None else self.seed)
         self._env.reset()
         self._obs = self._start_state()
