@@ -118,7 +118,7 @@ def test_rim_grasps_close_the_fingers_across_the_wall_least_turned_first():
     assert turns == sorted(turns) and turns[0] == pytest.approx(np.pi / 12, abs=1e-6)
     for point, yaw in grasps:  # the closing axis runs through the bowl's middle
         closing = np.array([-np.sin(yaw), np.cos(yaw)])
-        assert abs(np.cross(closing, point[:2])) == pytest.approx(0.0, abs=1e-9)
+        assert closing[0] * point[1] - closing[1] * point[0] == pytest.approx(0.0, abs=1e-9)
         assert np.linalg.norm(point[:2]) == pytest.approx(RIM)
     assert grasps[0][0] == pytest.approx(_rim(105))  # of the least turned, the one nearer -x
 
