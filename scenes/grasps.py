@@ -10,7 +10,8 @@ gives the points the open fingertips and the hand above them (20 cm long along t
 occupy there, with the wrist at any yaw, which a scene can test for room
 (`Robot.clear_from_above`). `clear_grasp` is the grasp the scene has room for at a yaw: a solid
 object's grasp point is slid across the closing axis, as little as will do, until the gripper
-clears its neighbours. `turned_grasp` is the one tried when the wrist at yaw 0 has no room: the
+clears its neighbours; a hollow one's is raised, a few mm at most, until the hand (3 cm above
+the fingertips) clears the walls of a drawer the bowl stands in. `turned_grasp` is the one tried when the wrist at yaw 0 has no room: the
 wrist turned a quarter; when that has no room either, for a hollow object the rim point, every
 15 degrees around it, with room for fingers closing across its wall there (`rim_grasps`: the
 wrist least turned first), and for a solid object the open fingers can span, a smaller turn.
@@ -42,6 +43,8 @@ HAND_TIERS = ((0.03, 0.025), (0.085, 0.035))
 HAND_PROBE_SPACING = 0.015  # between the hand's probes along the closing axis (m)
 SLIDE_STEP = 0.005  # between the grasp points tried across the closing axis (m)
 SLIDE_MARGIN = 0.005  # kept between a slid fingertip's edge and the object's edge (m)
+RIM_RAISE = 0.008  # highest a rim grasp is raised for the hand's room: fingertips 1.5 cm below the rim (m)
+RAISE_STEP = 0.002  # between the heights a rim grasp tries (m)
 MAX_SPAN = 0.065  # widest object chord the open fingers (7.7 cm apart) close on (m)
 TURNED_YAWS = (np.pi / 2, -np.pi / 6, np.pi / 6, -np.pi / 3, np.pi / 3)  # in the order tried
 RIM_STEP = 15  # between the rim points a hollow object's turned grasp tries (degrees)
@@ -103,11 +106,13 @@ def span(low: np.ndarray, high: np.ndarray, yaw: float) -> float:
 def grasp_candidates(name: str, low: np.ndarray, high: np.ndarray, yaw: float = 0.0
                      ) -> list[np.ndarray]:
     """Grasp points to try with the wrist at `yaw`, nearest the middle first: `grasp_point`, then
-    (solid objects only) slid across the closing axis in `SLIDE_STEP`s while the fingertips stay
-    on the object."""
+    a hollow object's raised in `RAISE_STEP`s up to `RIM_RAISE` (the hand above the rim clears
+    what the bowl stands in), a solid object's slid across the closing axis in `SLIDE_STEP`s
+    while the fingertips stay on the object."""
     point = grasp_point(name, low, high, axis_of(yaw))
     if is_hollow(name):
-        return [point]
+        steps = int(RIM_RAISE / RAISE_STEP + 1e-9)
+        return [point + [0, 0, k * RAISE_STEP] for k in range(steps + 1)]
     across = _axes(yaw)[1]
     room = float(np.abs(across) @ (high - low)) / 2.0 - FINGER_HALF_WIDTH - SLIDE_MARGIN
     steps = int(max(room, 0.0) / SLIDE_STEP + 1e-9)

@@ -110,6 +110,20 @@ def _rim(degrees: float) -> np.ndarray:
                      0.05 - RIM_DEPTH])
 
 
+@pytest.mark.parametrize("above_rim, raised", [(0.006, 0.0), (0.008, 0.002), (0.013, 0.008),
+                                                (0.02, None)])
+def test_a_bowl_is_taken_higher_on_its_rim_when_a_wall_beyond_it_is_just_under_the_hand(
+        above_rim, raised):
+    """A wall 5 cm beyond the bowl's +y side, `above_rim` higher than its rim: the hand, 3 cm
+    above the fingertips, passes over it with the grasp raised a little, up to RIM_RAISE, and
+    a taller one leaves no room at yaw 0 (`raised` None)."""
+    wall = ([0.0, 0.115, (0.05 + above_rim) / 2], [0.1, 0.01, (0.05 + above_rim) / 2])
+    robot = BoxesFromAbove({"akita_black_bowl_1": BOWL, "wall": wall})
+    point, clear = clear_grasp(robot, "akita_black_bowl_1", 0.0)
+    assert clear == (raised is not None)
+    assert point == pytest.approx(_rim(90) + [0, 0, raised or 0.0])
+
+
 def test_rim_grasps_close_the_fingers_across_the_wall_least_turned_first():
     grasps = rim_grasps(*BoxesFromAbove({"akita_black_bowl_1": BOWL}).extent_of(
         "akita_black_bowl_1"))
