@@ -43,9 +43,7 @@ class Target:
     With `carrying`, the point is where the carried object's bottom should go: the end effector
     is sent to the point plus its current offset from that bottom (used to set objects down); on
     a region's `top`, the point moves aside when something stands there, and may ask for the
-    wrist turned a quarter (`Robot.set_down`). With `level`, a point lower than where the end
-    effector started is raised to that height: a carry first crosses, level, what it lifted the
-    object out of (a drawer's walls), and comes down only over the target.
+    wrist turned a quarter (`Robot.set_down`).
     """
 
     world: tuple[float, float, float] | None = None
@@ -54,7 +52,6 @@ class Target:
     at: str = "center"
     relative: tuple[float, float, float] | Ref | None = None
     carrying: str | Ref | None = None
-    level: bool = False
 
     def __str__(self) -> str:
         if self.world is not None:
@@ -64,7 +61,7 @@ class Target:
         at = "" if self.at == "center" else f".{self.at}"
         off = f"+{_vec(self.offset)}" if isinstance(self.offset, Ref) or any(self.offset) else ""
         held = f" with {self.carrying}" if self.carrying else ""
-        return f"{self.object}{at}{off}{held}" + (" level" if self.level else "")
+        return f"{self.object}{at}{off}{held}"
 
     def position(self, robot: Robot, start: np.ndarray) -> np.ndarray:
         if self.world is not None:
@@ -91,8 +88,6 @@ class Target:
             low, high = robot.extent_of(deref(self.carrying))
             bottom = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2]])
             pos = pos + robot.eef_pose().pos - bottom
-        if self.level:
-            pos[2] = max(pos[2], start[2])
         return pos
 
     def yaw(self, robot: Robot) -> float | None:

@@ -122,32 +122,6 @@ def test_move_to_carrying_puts_the_carried_objects_bottom_at_the_target(tmp_path
     assert np.linalg.norm((low + high)[:2] / 2 - [0.25, 0.0]) <= 0.01
 
 
-@pytest.mark.parametrize("level", [False, True])
-def test_a_level_carry_crosses_at_the_height_it_started_and_a_plain_one_comes_down_on_the_way(
-        tmp_path, level):
-    robot = scene()
-    root = compile_node(tmp_path, f"""
-        sequence:
-          - move_to: {{object: {BOWL}}}
-          - set_gripper: close
-          - move_to: {{target: {{relative: [0, 0, 0.15]}}, name: lift}}
-          - move_to: {{object: {PLATE}, at: top, offset: [0, 0, 0.05], carrying: {BOWL}, level: {str(level).lower()}, name: carry}}
-        """, robot)
-    result, frames = run(root, robot)
-    assert result.tree_status == "SUCCESS"
-    carry = [f.eef for f in frames if f.commander == "carry"]
-    lifted = carry[0][2]
-    halfway = min(carry, key=lambda eef: abs(np.linalg.norm(eef[:2] - carry[-1][:2])
-                                             - np.linalg.norm(carry[0][:2] - carry[-1][:2]) / 2))
-    plate_top = robot.extent_of(PLATE)[1][2]
-    if level:
-        assert min(eef[2] for eef in carry) >= lifted - 0.005
-        assert robot.extent_of(BOWL)[0][2] > plate_top + 0.1
-    else:
-        assert halfway[2] < lifted - 0.03
-        assert abs(robot.extent_of(BOWL)[0][2] - (plate_top + 0.05)) <= 0.01
-
-
 def test_move_to_fails_unreachable_after_max_steps_ticks(tmp_path):
     robot = scene()
     root = compile_node(tmp_path, "move_to: {target: [0.4, 0.4, 0.3], max_steps: 5, name: go}",

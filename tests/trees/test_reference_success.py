@@ -133,7 +133,8 @@ def test_reference_solutions_succeed_on_libero(ref, tmp_path):
 
 @pytest.mark.slow
 def test_a_bowl_is_lifted_out_of_a_drawer_it_nearly_fills(ref, tmp_path):
-    """libero_spatial/4, init state 9: the quarter turn's outer finger came down on the drawer's
-    wall and the bowl slipped out; the rim grasp whose outer finger fits the gap holds it."""
+    """libero_spatial/4, init state 9: the drawer's walls rise above the bowl's rim; the grasp,
+    raised a few mm, lets the hand pass over them, and the carry crosses them level before it
+    comes down over the plate."""
     rows = ref.run_reference(ref.reference_for("libero_spatial/4"), [9], tmp_path)
     assert rows[0]["success"], rows
