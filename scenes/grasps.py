@@ -11,13 +11,14 @@ occupy there, with the wrist at any yaw, which a scene can test for room
 (`Robot.clear_from_above`). `clear_grasp` is the grasp the scene has room for at a yaw: a solid
 object's grasp point is slid across the closing axis, as little as will do, until the gripper
 clears its neighbours; a hollow one's is raised, a few mm at most, until the hand (3 cm above
-the fingertips) clears the walls of a drawer the bowl stands in. `turned_grasp` is the one tried when the wrist at yaw 0 has no room: the
-wrist turned a quarter; when that has no room either, for a hollow object the rim point, every
-15 degrees around it, with room for fingers closing across its wall there (`rim_grasps`: the
-wrist least turned first), and for a solid object the open fingers can span, a smaller turn.
-`square_yaw` is the wrist yaw that closes the fingers across an upright box's thinner
-horizontal side (a standing book), and `slot_yaw` the one that lines that side up with a
-region's narrower side, so that what is held that way goes into a narrow slot.
+the fingertips) clears the walls of a drawer the bowl stands in. `turned_grasp` is the one tried
+when the wrist at yaw 0 has no room: the wrist turned a quarter; when that has no room either,
+for a hollow object the rim point, every 15 degrees around it, with room for fingers closing
+across its wall there (`rim_grasps`: the wrist least turned first), and for a solid object the
+open fingers can span, a smaller turn. `square_yaw` is the wrist yaw that closes the fingers
+across an upright box's thinner horizontal side (a standing book), and `slot_yaw` the one that
+lines that side up with a region's narrower side, so that what is held that way goes into a
+narrow slot.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ HAND_TIERS = ((0.03, 0.025), (0.085, 0.035))
 HAND_PROBE_SPACING = 0.015  # between the hand's probes along the closing axis (m)
 SLIDE_STEP = 0.005  # between the grasp points tried across the closing axis (m)
 SLIDE_MARGIN = 0.005  # kept between a slid fingertip's edge and the object's edge (m)
-RIM_RAISE = 0.008  # highest a rim grasp is raised for the hand's room: fingertips 1.5 cm below the rim (m)
+RIM_RAISE = 0.008  # highest a rim grasp is raised for the hand: fingertips 1.5 cm under the rim (m)
 RAISE_STEP = 0.002  # between the heights a rim grasp tries (m)
 MAX_SPAN = 0.065  # widest object chord the open fingers (7.7 cm apart) close on (m)
 TURNED_YAWS = (np.pi / 2, -np.pi / 6, np.pi / 6, -np.pi / 3, np.pi / 3)  # in the order tried

@@ -122,6 +122,30 @@ def test_move_to_carrying_puts_the_carried_objects_bottom_at_the_target(tmp_path
     assert np.linalg.norm((low + high)[:2] / 2 - [0.25, 0.0]) <= 0.01
 
 
+@pytest.mark.parametrize("no_higher", [False, True])
+def test_a_carry_no_higher_than_it_started_goes_over_its_target_at_that_height(tmp_path, no_higher):
+    robot = scene()
+    root = compile_node(tmp_path, f"""
+        sequence:
+          - move_to: {{object: {BOWL}}}
+          - set_gripper: close
+          - move_to: {{object: {PLATE}, at: top, offset: [0, 0, 0.3], carrying: {BOWL},
+                       no_higher: {str(no_higher).lower()}, name: carry}}
+        """, robot)
+    result, frames = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    carry = [f.eef for f in frames if f.commander == "carry"]
+    plate_top = robot.extent_of(PLATE)[1][2]
+    bottom = robot.extent_of(BOWL)[0][2]
+    if no_higher:
+        assert max(eef[2] for eef in carry) <= carry[0][2] + 0.005
+        assert bottom < plate_top + 0.1
+    else:
+        assert abs(bottom - (plate_top + 0.3)) <= 0.01
+    low, high = robot.extent_of(BOWL)
+    assert np.linalg.norm((low + high)[:2] / 2 - [0.25, 0.0]) <= 0.01  # over the plate either way
+
+
 def test_move_to_fails_unreachable_after_max_steps_ticks(tmp_path):
     robot = scene()
     root = compile_node(tmp_path, "move_to: {target: [0.4, 0.4, 0.3], max_steps: 5, name: go}",

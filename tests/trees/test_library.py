@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from trees.compiler import LIBRARY, compile_tree
@@ -88,3 +89,30 @@ def test_place_succeeds_when_the_retreat_is_out_of_reach(tmp_path: Path):
                           "bottle": ([0.0, 0.0, 0.2], [0.02, 0.02, 0.02])},
                          goal=[("on", "bottle", "cabinet")], eef=(0.0, 0.0, 0.2))
     _place_through_a_stall(tmp_path, robot, "bottle", "cabinet", height=0.02)
+
+
+def test_place_comes_over_its_target_high_and_then_down(tmp_path: Path):
+    """Lifted 35 cm, the object first reaches the plate 25 cm over it (`cross`), so what lies
+    on the way (a drawer's walls it came out of) is cleared, and only then comes down."""
+    from scenes.kinematic import KinematicScene
+    from tests.trees.harness import compile_path, tree_file
+    from tests.trees.harness import run as run_tree
+
+    robot = KinematicScene({"plate_1": ([0.3, 0.0, 0.005], [0.05, 0.05, 0.005]),
+                            "bowl_1": ([0.0, 0.0, 0.37], [0.03, 0.03, 0.02])},
+                           goal=[("on", "bowl_1", "plate_1")], eef=(0.0, 0.0, 0.37))
+    path = tree_file(tmp_path, """
+        root:
+          sequence:
+            - set_gripper: close
+            - subtree: place
+              with: {object: bowl_1, target: plate_1}
+        """)
+    result, frames = run_tree(compile_path(path, robot).root, robot)
+    assert result.tree_status == "SUCCESS" and robot.goal_predicate("on", ["bowl_1", "plate_1"])
+    # the bowl hangs 2 cm under the end effector: its bottom is the end effector's height - 0.02
+    first_over = next(i for i, f in enumerate(frames)
+                      if np.linalg.norm(f.eef[:2] - [0.3, 0.0]) <= 0.01)
+    crossing = 0.01 + 0.25  # the plate's top plus `cross`
+    assert all(f.eef[2] - 0.02 >= crossing - 0.01 for f in frames[:first_over + 1])
+    assert frames[-1].eef[2] - 0.02 < crossing - 0.1  # and then down
