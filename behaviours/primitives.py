@@ -43,9 +43,9 @@ class Target:
     With `carrying`, the point is where the carried object's bottom should go: the end effector
     is sent to the point plus its current offset from that bottom (used to set objects down); on
     a region's `top`, the point moves aside when something stands there, and may ask for the
-    wrist turned a quarter (`Robot.set_down`). With `no_higher`, a point above where the end
-    effector started is lowered to that height (a carry comes over its target high, but never
-    rises to get there).
+    wrist turned a quarter (`Robot.set_down`). With `rise`, the point is raised by up to that
+    much, but not above where the end effector started: a carry comes over its target high
+    enough to clear what it crosses, and never climbs to do so.
     """
 
     world: tuple[float, float, float] | None = None
@@ -54,7 +54,7 @@ class Target:
     at: str = "center"
     relative: tuple[float, float, float] | Ref | None = None
     carrying: str | Ref | None = None
-    no_higher: bool = False
+    rise: float = 0.0
 
     def __str__(self) -> str:
         if self.world is not None:
@@ -64,7 +64,7 @@ class Target:
         at = "" if self.at == "center" else f".{self.at}"
         off = f"+{_vec(self.offset)}" if isinstance(self.offset, Ref) or any(self.offset) else ""
         held = f" with {self.carrying}" if self.carrying else ""
-        return f"{self.object}{at}{off}{held}" + (" no higher" if self.no_higher else "")
+        return f"{self.object}{at}{off}{held}" + (f" rising {self.rise:g}" if self.rise else "")
 
     def position(self, robot: Robot, start: np.ndarray) -> np.ndarray:
         if self.world is not None:
@@ -91,8 +91,8 @@ class Target:
             low, high = robot.extent_of(deref(self.carrying))
             bottom = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2]])
             pos = pos + robot.eef_pose().pos - bottom
-        if self.no_higher:
-            pos[2] = min(pos[2], start[2])
+        if self.rise:
+            pos[2] = max(pos[2], min(pos[2] + self.rise, start[2]))
         return pos
 
     def yaw(self, robot: Robot) -> float | None:

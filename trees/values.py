@@ -185,10 +185,10 @@ AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned",
 
 
 class TargetType(Type):
-    """`[x, y, z]`, `{object, offset, at, carrying, no_higher}` or `{relative: [dx, dy, dz]}`."""
+    """`[x, y, z]`, `{object, offset, at, carrying, rise}` or `{relative: [dx, dy, dz]}`."""
 
     name = "target"
-    FIELDS = ("object", "offset", "at", "carrying", "no_higher")
+    FIELDS = ("object", "offset", "at", "carrying", "rise")
 
     def convert(self, value: Any, ctx: Context) -> Target:
         if isinstance(value, list | tuple):  # a tuple is a vec3 param's value
@@ -210,7 +210,7 @@ class TargetType(Type):
             offset=VEC3.convert(value.get("offset", [0, 0, 0]), ctx),
             at=AT.convert(value.get("at", "center"), ctx),
             carrying=ENTITY.convert(value["carrying"], ctx) if "carrying" in value else None,
-            no_higher=BOOL.convert(value.get("no_higher", False), ctx),
+            rise=Float(0.0).convert(value.get("rise", 0.0), ctx),
         )
 
 

@@ -122,28 +122,25 @@ def test_move_to_carrying_puts_the_carried_objects_bottom_at_the_target(tmp_path
     assert np.linalg.norm((low + high)[:2] / 2 - [0.25, 0.0]) <= 0.01
 
 
-@pytest.mark.parametrize("no_higher", [False, True])
-def test_a_carry_no_higher_than_it_started_goes_over_its_target_at_that_height(tmp_path, no_higher):
+@pytest.mark.parametrize("start, over", [(0.30, 0.25), (0.20, 0.20), (0.05, 0.10)])
+def test_a_rising_target_is_raised_up_to_its_rise_but_never_above_the_start(tmp_path, start,
+                                                                              over):
+    """Over the plate 10 cm up, rising up to 15 cm: from 30 cm up it comes over at 25, from 20
+    at 20 (no climb), from 5 cm at 10 (never below the point itself)."""
     robot = scene()
+    plate_top = robot.extent_of(PLATE)[1][2]  # heights are the end effector's above it
     root = compile_node(tmp_path, f"""
         sequence:
-          - move_to: {{object: {BOWL}}}
-          - set_gripper: close
-          - move_to: {{object: {PLATE}, at: top, offset: [0, 0, 0.3], carrying: {BOWL},
-                       no_higher: {str(no_higher).lower()}, name: carry}}
+          - move_to: {{target: [0.0, 0.0, {plate_top + start}], tolerance: 0.002}}
+          - move_to: {{object: {PLATE}, at: top, offset: [0, 0, 0.1], rise: 0.15, name: carry}}
         """, robot)
     result, frames = run(root, robot)
     assert result.tree_status == "SUCCESS"
-    carry = [f.eef for f in frames if f.commander == "carry"]
-    plate_top = robot.extent_of(PLATE)[1][2]
-    bottom = robot.extent_of(BOWL)[0][2]
-    if no_higher:
-        assert max(eef[2] for eef in carry) <= carry[0][2] + 0.005
-        assert bottom < plate_top + 0.1
-    else:
-        assert abs(bottom - (plate_top + 0.3)) <= 0.01
-    low, high = robot.extent_of(BOWL)
-    assert np.linalg.norm((low + high)[:2] / 2 - [0.25, 0.0]) <= 0.01  # over the plate either way
+    plate = robot.pose_of(PLATE).pos
+    assert np.linalg.norm(frames[-1].eef[:2] - plate[:2]) <= 0.01
+    assert abs(frames[-1].eef[2] - (plate_top + over)) <= 0.01
+    if start >= over:
+        assert max(f.eef[2] for f in frames if f.commander == "carry") <= plate_top + start + 0.005
 
 
 def test_move_to_fails_unreachable_after_max_steps_ticks(tmp_path):
