@@ -19,7 +19,8 @@ belongs to one of LIBERO's articulated objects and the task does not start with 
 then first set on that object's top (`on(X, <fixture>_top_side)`, when the task has the region):
 the opened drawer overhangs the table in front, where X may stand, out of reach from above.
 X is set down in a drawer `DRAWER_FRONT` m toward its front from the region's middle: the
-cabinet above overhangs the region's back.
+cabinet above overhangs the region's back. An object that starts in a drawer comes over its
+target up to `CROSS` m higher than `place`'s carry height (`cross`), clearing the drawer's walls.
 A drawer of a cabinet turned about z is closed with `close_drawer`'s offsets (world-frame, for
 the wooden cabinet as LIBERO places it, yaw `FACING`) turned with it, by the cabinet's yaw in the
 BDDL, and its hand's lean toward the cabinet flipped for a half turn (the white cabinet, at yaw
@@ -66,6 +67,7 @@ BUDGET = 1000  # steps per goal literal
 SPREAD = 0.05  # objects sharing an `on` target are set down up to this far from its middle (m)
 TURNED = ("close_drawer",)  # trees whose vec3 params are world-frame offsets from a fixture's part
 DRAWER_FRONT = 0.03  # an object put in a drawer goes this far toward its front from its middle (m)
+CROSS = 0.15  # an object lifted out of a drawer comes over its target up to this much higher (m)
 LEANS = ("lean",)  # their float params that lean the hand toward -y (rad): flipped by a half turn
 FACING = math.pi  # the fixture yaw those offsets are for (the wooden cabinet as LIBERO places it)
 
@@ -78,6 +80,7 @@ class Reference:
     missing: tuple[str, ...]  # predicates without a tree
     # per step: how far its drawer's fixture is turned from FACING (rad); None: not a drawer
     turns: tuple[float | None, ...] = ()
+    in_drawer: tuple[bool, ...] = ()  # per step: whether its object starts in a drawer
 
     def document(self) -> dict:
         """The reference tree: one library subtree per goal literal, in sequence."""
@@ -85,7 +88,9 @@ class Reference:
         shared = Counter(lit[2] for lit in self.goal if lit[0] == "on")
         placed: Counter[str] = Counter()
         turns = self.turns or (None,) * len(self.goal)
-        for literal, name, turn in zip(self.goal, self.trees, turns, strict=True):
+        in_drawer = self.in_drawer or (False,) * len(self.goal)
+        for literal, name, turn, from_drawer in zip(self.goal, self.trees, turns, in_drawer,
+                                                    strict=True):
             params = read_tree_file(LIBRARY / f"{name}.yaml").params.values()
             bound = {p.name: literal[p.from_goal] for p in params
                      if p.from_goal is not None and p.from_goal < len(literal)}
@@ -100,6 +105,8 @@ class Reference:
                 placed[literal[2]] += 1
             if name == "pick_place" and literal[0] == "in" and turn is not None:
                 bound["spot_y"] = _turned([0.0, DRAWER_FRONT, 0.0], turn)[1]
+            if name == "pick_place" and from_drawer:
+                bound["cross"] = CROSS
             steps.append({"subtree": name, "name": f"{literal[0]}({', '.join(literal[1:])})",
                           "with": bound})
         return {"tree": "reference", "doc": f"reference solution of {self.task}",
@@ -194,7 +201,9 @@ def reference_for(task: str) -> Reference:
     trees = () if missing else tuple(tree_for(g) for g in goal)
     turns = tuple(_turn(problem, g[-1]) if g[0] in ("open", "close", "in")
                   and _drawer(problem, g[-1]) else None for g in goal)
-    return Reference(get_task(task).id, goal, trees, missing, turns)
+    in_drawer = tuple(any(lit[0].lower() == "in" and lit[1] == g[1] and _drawer(problem, lit[2])
+                          for lit in problem.init) for g in goal)
+    return Reference(get_task(task).id, goal, trees, missing, turns, in_drawer)
 
 
 def run_reference(ref: Reference, init_states: list[int], runs: Path,

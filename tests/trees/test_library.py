@@ -92,8 +92,9 @@ def test_place_succeeds_when_the_retreat_is_out_of_reach(tmp_path: Path):
 
 
 def test_place_comes_over_its_target_high_and_then_down(tmp_path: Path):
-    """Lifted 35 cm, the object first reaches the plate 25 cm over it (`cross`), so what lies
-    on the way (a drawer's walls it came out of) is cleared, and only then comes down."""
+    """Lifted 35 cm, with `cross` 0.15 the object first reaches the plate 25 cm over it, so
+    what lies on the way (a drawer's walls it came out of) is cleared, and only then comes
+    down."""
     from scenes.kinematic import KinematicScene
     from tests.trees.harness import compile_path, tree_file
     from tests.trees.harness import run as run_tree
@@ -106,13 +107,13 @@ def test_place_comes_over_its_target_high_and_then_down(tmp_path: Path):
           sequence:
             - set_gripper: close
             - subtree: place
-              with: {object: bowl_1, target: plate_1}
+              with: {object: bowl_1, target: plate_1, cross: 0.15}
         """)
     result, frames = run_tree(compile_path(path, robot).root, robot)
     assert result.tree_status == "SUCCESS" and robot.goal_predicate("on", ["bowl_1", "plate_1"])
     # the bowl hangs 2 cm under the end effector: its bottom is the end effector's height - 0.02
     first_over = next(i for i, f in enumerate(frames)
                       if np.linalg.norm(f.eef[:2] - [0.3, 0.0]) <= 0.01)
-    crossing = 0.01 + 0.25  # the plate's top plus `cross`
+    crossing = 0.01 + 0.25  # the plate's top plus `height` and `cross`
     assert all(f.eef[2] - 0.02 >= crossing - 0.01 for f in frames[:first_over + 1])
     assert frames[-1].eef[2] - 0.02 < crossing - 0.1  # and then down
