@@ -85,21 +85,32 @@ def test_objects_put_on_one_target_are_set_down_side_by_side(ref):
     assert spots("libero_10/0") == [None, None]  # in the basket: dropped in, no spots
 
 
-def test_a_drawer_is_reached_from_its_cabinets_front(ref):
-    def bindings(task):
-        return [step["with"] for step in
-                ref.reference_for(task).document()["root"]["sequence"]["children"]]
+def _bindings(ref, task: str) -> list[dict]:
+    """The parameters the reference binds for each step of `task`."""
+    return [step["with"] for step in
+            ref.reference_for(task).document()["root"]["sequence"]["children"]]
 
+
+def test_a_drawer_is_reached_from_its_cabinets_front(ref):
     # libero_10/3: the white cabinet stands at yaw 0, its drawers open toward -y (the wooden
     # cabinet's, at yaw pi, toward +y): close_drawer's offsets and lean are turned with it, and
     # the bowl goes toward the open drawer's front, away from the cabinet that overhangs its back
-    put, close = bindings("libero_10/3")
+    put, close = _bindings(ref, "libero_10/3")
     assert put["spot_y"] == -ref.DRAWER_FRONT
     assert close["front"] == [0.0, -0.16, -0.006] and close["push"] == [0.0, 0.22, 0.0]
     assert close["lean"] == -0.5
-    assert bindings("tether/1") == [{"drawer": "wooden_cabinet_1_top_region"}]  # the defaults
-    assert bindings("libero_goal/3")[2]["spot_y"] == ref.DRAWER_FRONT
-    assert "spot_y" not in bindings("libero_10/9")[0]  # a microwave is no drawer
+    # tether/1: the defaults
+    assert _bindings(ref, "tether/1") == [{"drawer": "wooden_cabinet_1_top_region"}]
+    assert _bindings(ref, "libero_goal/3")[2]["spot_y"] == ref.DRAWER_FRONT
+    assert "spot_y" not in _bindings(ref, "libero_10/9")[0]  # a microwave is no drawer
+
+
+def test_only_an_object_lifted_out_of_a_drawer_comes_over_its_target_high(ref):
+    # libero_spatial/4's bowl starts in a drawer; libero_spatial/9's on the cabinet, not in it;
+    # libero_goal/3's bowl is put into a drawer, not taken out of one
+    assert _bindings(ref, "libero_spatial/4")[0]["cross"] == ref.CROSS
+    assert "cross" not in _bindings(ref, "libero_spatial/9")[0]
+    assert all("cross" not in step for step in _bindings(ref, "libero_goal/3"))
 
 
 def test_a_predicate_without_a_tree_is_reported_not_hidden(ref):
