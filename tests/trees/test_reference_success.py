@@ -145,7 +145,7 @@ def test_reference_solutions_succeed_on_libero(ref, tmp_path):
 @pytest.mark.slow
 def test_a_bowl_is_lifted_out_of_a_drawer_it_nearly_fills(ref, tmp_path):
     """libero_spatial/4, init state 9: the drawer's walls rise above the bowl's rim; the grasp,
-    raised a few mm, lets the hand pass over them, and the carry crosses them level before it
-    comes down over the plate."""
+    raised a few mm, lets the hand pass over them, and the carry comes over the plate high
+    (`cross`) before it comes down, so the bowl is not dragged across them."""
     rows = ref.run_reference(ref.reference_for("libero_spatial/4"), [9], tmp_path)
     assert rows[0]["success"], rows
