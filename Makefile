@@ -33,7 +33,7 @@ test: install
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 check: install
-	$(BIN)/ruff check trees behaviours blackboard models scenes tests benchmarks
+	$(BIN)/ruff check tether trees behaviours blackboard models scenes tests benchmarks
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -1,6 +1,6 @@
 """Condition nodes: `check` (a leaf) and `guard` (a decorator), both over named predicates.
 
-A `PredicateCall` is a predicate name from `scenes.predicates` with its arguments (entity names,
+A `PredicateCall` is a predicate name from `tether.scenes.predicates` with its arguments (entity names,
 numbers, or `Ref`s to blackboard keys resolved at evaluation). Nothing is ever evaluated as code.
 """
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import py_trees
 
-from behaviours.leaf import RobotLeaf, deref
-from blackboard.episode import CONDITION_FAILED, record_error
-from scenes.robot import Robot
+from tether.behaviours.leaf import RobotLeaf, deref
+from tether.blackboard.episode import CONDITION_FAILED, record_error
+from tether.scenes.robot import Robot
 
 Status = py_trees.common.Status
 

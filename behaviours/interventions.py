@@ -9,7 +9,7 @@ SOMA and VLA² gain most of their robustness by editing the policy's inputs, not
   by a template and/or words unseen in training are replaced by known ones (whole words,
   case-insensitive, longest first).
 
-Masks come from a `models.perception.Perception` (the simulator's own segmentation by default),
+Masks come from a `tether.models.perception.Perception` (the simulator's own segmentation by default),
 rendered at the policy's camera size and flipped into its image convention. Perception-first
 ordering is the tree author's: filters run outermost decorator first.
 
@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 import py_trees
 
-from behaviours.leaf import deref
-from behaviours.vla import VLA
-from blackboard.template import render
-from models.observation import Observation, libero_image
-from models.perception import PRIVILEGED, Perception
-from scenes.errors import TetherError
-from scenes.robot import Robot
+from tether.behaviours.leaf import deref
+from tether.behaviours.vla import VLA
+from tether.blackboard.template import render
+from tether.models.observation import Observation, libero_image
+from tether.models.perception import PRIVILEGED, Perception
+from tether.errors import TetherError
+from tether.scenes.robot import Robot
 
 Status = py_trees.common.Status
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import py_trees
 
-from blackboard.episode import COMMAND, record_error, storage
-from scenes.robot import Robot
+from tether.blackboard.episode import COMMAND, record_error, storage
+from tether.scenes.robot import Robot
 
 
 @dataclass(frozen=True)

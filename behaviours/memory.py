@@ -11,10 +11,10 @@ from typing import Any
 
 import py_trees
 
-from behaviours.leaf import RobotLeaf
-from blackboard.events import Event, event_log
-from blackboard.retrieval import retrieve
-from blackboard.template import render
+from tether.behaviours.leaf import RobotLeaf
+from tether.blackboard.events import Event, event_log
+from tether.memory.retrieval import retrieve
+from tether.blackboard.template import render
 
 Status = py_trees.common.Status
 
@@ -25,7 +25,7 @@ class Retrieve(RobotLeaf):
     Tick contract: on its first tick renders `query` (`${/key}` placeholders read the
     blackboard), searches every partition for its top `k` entries with similarity >= `threshold`,
     writes /memory/retrieved, /memory/advice and /memory/params/NAME for every NAME in `defaults`
-    (see `blackboard.retrieval`), and returns SUCCESS in the same tick. Without a store (memory
+    (see `tether.memory.retrieval`), and returns SUCCESS in the same tick. Without a store (memory
     disabled) it writes the defaults and empty hits. Never RUNNING, never commands; `stop()`
     releases nothing.
     """

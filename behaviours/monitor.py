@@ -1,7 +1,7 @@
 """The `monitor` decorator: an expectation checked every N steps while its child runs; a
 contradiction preempts the child (OmniAct's visual preemption, VLA²'s periodic verifier).
 
-Checks are requested through a verifier (`behaviours.verifier`: the sim's predicates, or a VLM
+Checks are requested through a verifier (`tether.behaviours.verifier`: the sim's predicates, or a VLM
 in a worker thread) on the scene **as it is at the step of the request**, and their verdicts
 are acted on exactly `lag` steps later. Time is counted in ticks (one tick is one control step),
 and a verdict that is not in yet when it is due is waited for (in simulation the sim does not
@@ -30,10 +30,10 @@ from typing import Any
 
 import py_trees
 
-from behaviours.verifier import Expectation, Pending, Verdict, Verifier, choose_verifier
-from blackboard.episode import PREEMPTED, VERIFIER_ERROR, record_error
-from blackboard.trace_events import emit
-from scenes.robot import Robot
+from tether.behaviours.verifier import Expectation, Pending, Verdict, Verifier, choose_verifier
+from tether.blackboard.episode import PREEMPTED, VERIFIER_ERROR, record_error
+from tether.blackboard.trace_events import emit
+from tether.scenes.robot import Robot
 
 Status = py_trees.common.Status
 

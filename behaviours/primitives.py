@@ -16,10 +16,10 @@ import numpy as np
 import py_trees
 from scipy.spatial.transform import Rotation
 
-from behaviours.leaf import Ref, RobotLeaf, deref
-from blackboard.episode import STUCK, UNREACHABLE
-from scenes.grasps import clear_grasp, fold, grasp_point, slot_yaw, square_yaw, turned_grasp
-from scenes.robot import CLOSE, OPEN, Hinge, Robot
+from tether.behaviours.leaf import Ref, RobotLeaf, deref
+from tether.blackboard.episode import STUCK, UNREACHABLE
+from tether.scenes.grasps import clear_grasp, fold, grasp_point, slot_yaw, square_yaw, turned_grasp
+from tether.scenes.robot import CLOSE, OPEN, Hinge, Robot
 
 Status = py_trees.common.Status
 
@@ -32,7 +32,7 @@ class Target:
     (body origin), `top` or `bottom` (of its bounding box, above/below the origin), `grasp`
     (where fingers closing along world y close on it), `grasp_clear` (the same slid along the
     object to where the gripper has room) or `grasp_turned` (a grasp with room with the wrist
-    turned to the yaw `yaw` gives: see `scenes.grasps`), `grasp_square` (its middle, with the
+    turned to the yaw `yaw` gives: see `tether.scenes.grasps`), `grasp_square` (its middle, with the
     fingers closing across its thinner horizontal side), `slot` (a region's `top`, with the
     wrist turned so that the fingers close along the region's narrower side) or `door` (the
     hinge of its door, `Robot.hinge_of`: `offset` is then along the door, out of the face

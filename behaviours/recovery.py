@@ -18,8 +18,8 @@ from typing import Any
 
 import py_trees
 
-from blackboard.episode import BUDGET_EXHAUSTED, last_error, record_error, storage
-from blackboard.events import event_log, render_events
+from tether.blackboard.episode import BUDGET_EXHAUSTED, last_error, record_error, storage
+from tether.blackboard.events import event_log, render_events
 
 Status = py_trees.common.Status
 Replanner = Callable[[dict[str, Any]], py_trees.behaviour.Behaviour]

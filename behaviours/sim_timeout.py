@@ -13,7 +13,7 @@ from typing import Any
 
 import py_trees
 
-from blackboard.episode import TIMEOUT, record_error
+from tether.blackboard.episode import TIMEOUT, record_error
 
 Status = py_trees.common.Status
 

@@ -1,6 +1,6 @@
 """Verifiers: who decides whether an expectation about the scene holds, and when they answer.
 
-An `Expectation` is a named predicate (`behaviours.conditions.PredicateCall`) that must hold (or,
+An `Expectation` is a named predicate (`tether.behaviours.conditions.PredicateCall`) that must hold (or,
 with `holds=False`, must not), plus the yes/no question a VLM is asked about it. A verifier
 `request`s a check **at the step it is called**: the sim verifier evaluates the predicate there
 and then; the VLM verifier renders the camera image there and hands the question to a worker
@@ -8,7 +8,7 @@ thread. The returned `Pending` gives its `Verdict` when asked (`result()`), wait
 model if need be. The nodes (`verify`, `monitor`) decide at which step they ask for the result,
 so an episode is the same whether the model answers in a millisecond or a minute.
 
-    verifier = SimVerifier()                           # the default: scenes.predicates
+    verifier = SimVerifier()                           # the default: tether.scenes.predicates
     verifier = VLMVerifier(VLMJudge(backend))          # a run's `verifier` service
     verdict = verifier.request(robot, expectation).result()
     verdict.contradicts   # the scene says otherwise;  verdict.error: no usable answer
@@ -21,12 +21,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from behaviours.conditions import PredicateCall
-from behaviours.leaf import deref
-from blackboard.template import render
-from models.vlm_judge import JudgeError, VLMJudge
-from scenes.predicates import PREDICATES
-from scenes.robot import Robot
+from tether.behaviours.conditions import PredicateCall
+from tether.behaviours.leaf import deref
+from tether.blackboard.template import render
+from tether.models.vlm_judge import JudgeError, VLMJudge
+from tether.scenes.predicates import PREDICATES
+from tether.scenes.robot import Robot
 
 SIM, VLM, AUTO = "sim", "vlm", "auto"
 VERIFIER_CHOICES = (AUTO, SIM, VLM)
@@ -97,7 +97,7 @@ class Verifier(Protocol):
 
 
 class SimVerifier:
-    """The sim's own predicates (`scenes.predicates`), evaluated at the step of the request."""
+    """The sim's own predicates (`tether.scenes.predicates`), evaluated at the step of the request."""
 
     name = SIM
 

@@ -1,6 +1,6 @@
 """The `verify` leaf: check an expected effect once, through a verifier.
 
-Unlike `check` (always the sim's predicate), `verify` asks a `behaviours.verifier.Verifier`: the
+Unlike `check` (always the sim's predicate), `verify` asks a `tether.behaviours.verifier.Verifier`: the
 sim predicates by default, or the VLM verifier the run was given (the `verifier` service).
 
 Tick contract (`Verify`): never RUNNING, never commands. Each tick it requests a verdict on the
@@ -16,10 +16,10 @@ from typing import Any
 
 import py_trees
 
-from behaviours.leaf import RobotLeaf
-from behaviours.verifier import Expectation, choose_verifier
-from blackboard.episode import VERIFIER_ERROR
-from blackboard.trace_events import emit
+from tether.behaviours.leaf import RobotLeaf
+from tether.behaviours.verifier import Expectation, choose_verifier
+from tether.blackboard.episode import VERIFIER_ERROR
+from tether.blackboard.trace_events import emit
 
 Status = py_trees.common.Status
 

@@ -1,13 +1,13 @@
 """The `vla` leaf: a learned policy driven one action per tick, in chunks, inside a harness.
 
-The leaf asks its policy (a `models.policy.Policy`, named in the tree) for a chunk of actions
+The leaf asks its policy (a `tether.models.policy.Policy`, named in the tree) for a chunk of actions
 when its queue is empty, then commands one action per tick, so guards and reactive composites
 above it re-check their conditions every control step. Around the policy it puts the harness the
 research relies on (Harness VLA, VLA²): a stop predicate, budgets in steps and chunks, a
 continuation while the robot is still making progress, a stuck detector, and a safety screen that
 keeps a non-finite action or a policy exception from ever reaching the robot.
 
-Observations are built only when a chunk is requested (`models.observation.observe`: the
+Observations are built only when a chunk is requested (`tether.models.observation.observe`: the
 policy's cameras are rendered then, never in between). Input interventions (`behaviours.
 interventions`) are decorators that register observation filters on the `vla` leaf below them;
 the filters transform the images and instruction the policy sees, outermost decorator first.
@@ -25,7 +25,7 @@ Tick contract (`VLA`):
   3. with an empty queue: observe, apply the filters, call the policy; an exception, a chunk that
      is not (n, 7), or any NaN/inf in it is FAILURE with POLICY_ERROR (nothing is commanded);
      emits a `vla_chunk` trace event;
-  4. pops the next action; FAILURE with STUCK when the stuck detector (`behaviours.stuck`) fires
+  4. pops the next action; FAILURE with STUCK when the stuck detector (`tether.behaviours.stuck`) fires
      on the window ending with it (it is not commanded);
   5. commands the action (clipped to [-1, 1]) and returns RUNNING.
 - `terminate`: drops the queued actions; stopped (INVALID) it also withdraws this tick's action.
@@ -40,14 +40,14 @@ from typing import Any
 import numpy as np
 import py_trees
 
-from behaviours.conditions import PredicateCall
-from behaviours.leaf import RobotLeaf
-from behaviours.stuck import StuckConfig, StuckDetector
-from blackboard.episode import BUDGET_EXHAUSTED, POLICY_ERROR, STUCK
-from blackboard.template import render
-from blackboard.trace_events import emit
-from models.observation import Observation, observe
-from models.policy import Policy, check_chunk, policy_for
+from tether.behaviours.conditions import PredicateCall
+from tether.behaviours.leaf import RobotLeaf
+from tether.behaviours.stuck import StuckConfig, StuckDetector
+from tether.blackboard.episode import BUDGET_EXHAUSTED, POLICY_ERROR, STUCK
+from tether.blackboard.template import render
+from tether.blackboard.trace_events import emit
+from tether.models.observation import Observation, observe
+from tether.models.policy import Policy, check_chunk, policy_for
 
 Status = py_trees.common.Status
 ObservationFilter = Callable[[Observation, Any], Observation]

@@ -18,8 +18,8 @@ from dataclasses import replace
 from rich.console import Console
 from rich.table import Table
 
-from trees.bench.runner import bench
-from trees.bench.suite import load_suite
+from tether.bench.runner import bench
+from tether.bench.suite import load_suite
 
 
 def main() -> None:

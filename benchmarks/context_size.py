@@ -20,12 +20,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from blackboard.compression import CompressedLog
-from blackboard.events import event_log, render_events
-from scenes.kinematic import KinematicScene
-from trees.compiler import compile_tree
-from trees.episode import run_episode
-from trees.memory import EventRecorder
+from tether.blackboard.compression import CompressedLog
+from tether.blackboard.events import event_log, render_events
+from tether.scenes.kinematic import KinematicScene
+from tether.trees.compiler import compile_tree
+from tether.trees.episode import run_episode
+from tether.session.memory import EventRecorder
 
 TREE = """
 root:

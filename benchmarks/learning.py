@@ -9,7 +9,7 @@ outcome (S/F) and where its approach came from (d: default, r: a rule, s: a past
   (MuJoCo physics): the cheese sits in front of a cabinet's open top drawer, which the 20 cm
   wide Panda hand cannot come down past; sliding in from -x, under the drawer, works. Series r
   uses initial states 5r .. 5r+4 (LIBERO's placement under those seeds).
-- `kinematic`: `scenes.obstacles.shelf_scene`, a physics-free cream cheese box under a shelf
+- `kinematic`: `tether.scenes.obstacles.shelf_scene`, a physics-free cream cheese box under a shelf
   (the box moves a few cm per episode with the seed), with a wall variant and a control.
 
     python benchmarks/learning.py [--scenes libero kinematic] [--episodes 5] [--repeats 3]
@@ -25,12 +25,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from blackboard.episode import storage
-from blackboard.store import ExperienceStore
-from models.embedders import MiniLMEmbedder
-from scenes.obstacles import SHELF_INSTRUCTION, SHELF_TASK, shelf_scene
-from trees.compiler import LIBRARY
-from trees.memory import practice
+from tether.blackboard.episode import storage
+from tether.memory.store import ExperienceStore
+from tether.models.embedders import MiniLMEmbedder
+from tether.scenes.obstacles import SHELF_INSTRUCTION, SHELF_TASK, shelf_scene
+from tether.trees.compiler import LIBRARY
+from tether.session.memory import practice
 
 TREE = LIBRARY / "recall_pick_place.yaml"
 LIBERO_TASK = "tether/put_the_cream_cheese_by_the_open_drawer_on_the_plate"
@@ -86,7 +86,7 @@ def main() -> None:
     cpu = {}
     with tempfile.TemporaryDirectory() as tmp:
         if "libero" in args.scenes:
-            from scenes.libero_scene import LiberoScene
+            from tether.scenes.libero_scene import LiberoScene
 
             start = time.process_time()
             scene = LiberoScene(LIBERO_TASK)

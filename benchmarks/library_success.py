@@ -20,9 +20,9 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
-from scenes.catalogue import get_task, suite_tasks
-from trees.recorder import FrameSettings
-from trees.run import run
+from tether.scenes.catalogue import get_task, suite_tasks
+from tether.replay.recorder import FrameSettings
+from tether.session.run import run
 
 DEFAULT = [("libero_goal/put_the_bowl_on_the_plate", 20)] + [
     (f"libero_spatial/{i}", 5) for i in range(10)]

@@ -2,17 +2,17 @@
 the trees it plans succeed.
 
 For every task and every phrasing of it (the BDDL's own, the tether sidecar's, and the
-paraphrases below) the `memory` planner (`trees.planning.offline.MemoryPlanner`, no memory: the
+paraphrases below) the `memory` planner (`tether.planning.offline.MemoryPlanner`, no memory: the
 instruction parser; `--memory PATH`: remembered plans first) plans against the task's scene at
 the init state: parsed, grounded over the scene's names and positions, turned into steps, and
 the plan compiled with the tree compiler. A row says whether the grounded goals equal the
 task's own BDDL goal (`goal`), and whether a plan came out that compiles (`plan`); when not, why.
 
 With `--execute` every compiling plan is also RUN nominally, exactly as `tether do` runs it
-(`trees.planning.session.do_instruction`: the safety rules' tree, its `replan` node asking the
+(`tether.planning.pipeline.do_instruction`: the safety rules' tree, its `replan` node asking the
 same planner), for one episode per init state; success is LIBERO's own goal test. Tasks are
 split by whether the library has a skill for every predicate of their BDDL goal
-(`trees.planning.skills.SKILLS`): the tasks without one are reported as `no skill`, not dropped.
+(`tether.planning.skills.SKILLS`): the tasks without one are reported as `no skill`, not dropped.
 
     .venv/bin/python benchmarks/planning.py [SUITE|SUITE/TASK ...] [--markdown]
     .venv/bin/python benchmarks/planning.py libero_spatial libero_object libero_goal tether \\
@@ -102,14 +102,14 @@ class Row:
 def plan_rows(task, init_state: int, planner, then=None) -> list[Row]:
     """Plan every phrasing of `task` in its scene at `init_state`; `then(row, plan or None)` is
     called after each (so an episode it runs can add to the memory the next phrasing reads)."""
-    from scenes.errors import TetherError
-    from scenes.libero_scene import LiberoScene
-    from scenes.referring import SceneFacts
-    from trees.planning.instructions import parse
-    from trees.planning.offline import ground_goals
-    from trees.planning.plan import check_plan
-    from trees.planning.request import PlanRequest
-    from trees.planning.skills import SKILLS, Goal
+    from tether.errors import TetherError
+    from tether.scenes.libero_scene import LiberoScene
+    from tether.scenes.referring import SceneFacts
+    from tether.planning.instructions import parse
+    from tether.planning.offline import ground_goals
+    from tether.planning.plan import check_plan
+    from tether.planning.request import PlanRequest
+    from tether.planning.skills import SKILLS, Goal
 
     with contextlib.redirect_stdout(io.StringIO()):
         scene = LiberoScene(task, init_state=init_state, seed=init_state)
@@ -148,9 +148,9 @@ def plan_rows(task, init_state: int, planner, then=None) -> list[Row]:
 
 def execute(row: Row, plan, task, options, runs: Path, memory: str) -> None:
     """Run `plan` as `tether do` does, one episode at the row's init state."""
-    from scenes.errors import TetherError
-    from trees.planning.session import do_instruction
-    from trees.recorder import FrameSettings
+    from tether.errors import TetherError
+    from tether.planning.pipeline import do_instruction
+    from tether.replay.recorder import FrameSettings
 
     try:
         with contextlib.redirect_stdout(io.StringIO()):
@@ -205,8 +205,8 @@ def totals(rows: list[Row], executed: bool) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    from scenes.catalogue import ALL_SUITES, get_task, list_tasks
-    from trees.planning.session import PlannerOptions, make_planner
+    from tether.scenes.catalogue import ALL_SUITES, get_task, list_tasks
+    from tether.planning.pipeline import PlannerOptions, make_planner
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tasks", nargs="*", help="suites or SUITE/TASK (default: all suites)")

@@ -49,10 +49,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from scenes.bddl import read_problem  # noqa: E402
-from scenes.catalogue import ALL_SUITES, get_task, suite_tasks  # noqa: E402
-from scenes.libero_scene import _TETHER_PREDICATE  # noqa: E402
-from trees.compiler import LIBRARY, read_tree_file  # noqa: E402
+from tether.scenes.bddl import read_problem  # noqa: E402
+from tether.scenes.catalogue import ALL_SUITES, get_task, suite_tasks  # noqa: E402
+from tether.scenes.libero_scene import _TETHER_PREDICATE  # noqa: E402
+from tether.trees.compiler import LIBRARY, read_tree_file  # noqa: E402
 
 # the library tree that achieves one goal literal, by predicate
 REFERENCE = {"on": "pick_place", "in": "pick_place", "open": "open_drawer",
@@ -171,7 +171,7 @@ def _drawer(problem, region: str) -> bool:
 
 def _articulated(problem, region: str) -> bool:
     """Whether `region` belongs to one of LIBERO's articulated objects (cabinets, microwave)."""
-    from scenes.libero_setup import import_libero
+    from tether.scenes.libero_setup import import_libero
 
     import_libero()
     from libero.libero.envs.objects import get_object_dict
@@ -211,8 +211,8 @@ def run_reference(ref: Reference, init_states: list[int], runs: Path,
     """One episode of `ref`'s tree per init state: success, steps, error codes."""
     if not init_states:
         return []
-    from trees.recorder import FrameSettings
-    from trees.run import run
+    from tether.replay.recorder import FrameSettings
+    from tether.session.run import run
 
     path = runs / f"reference-{ref.task.replace('/', '-')}.yaml"
     path.write_text(yaml.safe_dump(ref.document(), sort_keys=False))

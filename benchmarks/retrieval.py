@@ -9,7 +9,7 @@ plus fetching the hits' records from SQLite); "index only" is the faiss search a
 stored vectors plus noise; recall@1 is how often the index finds that stored vector, recall@5
 how much of the exact top 5 it finds (random vectors are the worst case for an approximate
 index: apart from the one planted neighbour, the nearest ones are hardly nearer than the rest).
-The index kind and its parameters (`blackboard.index`) are printed per size.
+The index kind and its parameters (`tether.memory.index`) are printed per size.
 
     python benchmarks/retrieval.py [--sizes 1000 10000 100000 1000000] [--queries 1000]
 """
@@ -26,10 +26,10 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from blackboard import index as vector_index
-from blackboard.experience import PARTITIONS, Experience
-from blackboard.store import ExperienceStore
-from models.embedders import MiniLMEmbedder
+from tether.memory import index as vector_index
+from tether.memory.experience import PARTITIONS, Experience
+from tether.memory.store import ExperienceStore
+from tether.models.embedders import MiniLMEmbedder
 
 DIM = 384
 
@@ -127,7 +127,7 @@ def main() -> None:
     console.print(table)
     console.print("Queries search both populated partitions (successes, failures; half the "
                   "entries each) and fetch the hits' records; single adds are one WAL "
-                  "transaction each; faiss runs on one thread (blackboard.index.one_thread). "
+                  "transaction each; faiss runs on one thread (tether.memory.index.one_thread). "
                   f"Index: {vector_index.describe()}.")
 
 

@@ -22,8 +22,8 @@ from rich.table import Table
 
 os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen on a machine without a display
 
-from scenes.catalogue import get_task
-from scenes.libero_setup import import_libero
+from tether.scenes.catalogue import get_task
+from tether.scenes.libero_setup import import_libero
 
 CAMS = ["agentview", "robot0_eye_in_hand"]
 
@@ -60,7 +60,7 @@ def bare(task, acts, cameras: bool) -> float:
 
 
 def scene_row(task, acts, **kwargs) -> float:
-    from scenes.libero_scene import LiberoScene
+    from tether.scenes.libero_scene import LiberoScene
 
     scene = LiberoScene(task, init_state=0, seed=0, **kwargs)
     try:
@@ -70,8 +70,8 @@ def scene_row(task, acts, **kwargs) -> float:
 
 
 def perturbed_row(task, acts) -> float:
-    from scenes.perturbations import build
-    from scenes.perturbations.scene import PerturbedScene
+    from tether.scenes.perturbations import build
+    from tether.scenes.perturbations.scene import PerturbedScene
 
     specs = ["actuation_noise", "pose_noise", "object_move:fallback_step=0"]
     scene = PerturbedScene(task, [build(s) for s in specs], init_state=0, seed=0)
@@ -82,8 +82,8 @@ def perturbed_row(task, acts) -> float:
 
 
 def observer_rows(task, acts) -> tuple[float, float]:
-    from scenes.libero_scene import LiberoScene
-    from scenes.observations import Observer
+    from tether.scenes.libero_scene import LiberoScene
+    from tether.scenes.observations import Observer
 
     scene = LiberoScene(task, init_state=0, seed=0)
     observer = Observer(scene)

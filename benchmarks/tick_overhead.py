@@ -20,11 +20,11 @@ import py_trees
 from rich.console import Console
 from rich.table import Table
 
-from behaviours.conditions import Check, PredicateCall
-from behaviours.primitives import Wait
-from blackboard.episode import new_episode
-from scenes.kinematic import KinematicScene
-from trees.compiler import compile_tree
+from tether.behaviours.conditions import Check, PredicateCall
+from tether.behaviours.primitives import Wait
+from tether.blackboard.episode import new_episode
+from tether.scenes.kinematic import KinematicScene
+from tether.trees.compiler import compile_tree
 
 BRANCHES, WAITS = 10, 4
 

@@ -24,14 +24,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from trees.compiler import compile_tree
-from trees.episode import run_episode
-from trees.recorder import FrameSettings, Recorder
-from trees.trace import TRACE_NAME
+from tether.trees.compiler import compile_tree
+from tether.trees.episode import run_episode
+from tether.replay.recorder import FrameSettings, Recorder
+from tether.replay.trace import TRACE_NAME
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ holds the run helpers
 from tests.trees.harness import BOXES, scene  # noqa: E402
-from tests.trees.recorded import PICK_PLACE, SlipperyScene  # noqa: E402
+from tests.replay.recorded import PICK_PLACE, SlipperyScene  # noqa: E402
 
 MODES = {"no recording": None, "recording, no frames": FrameSettings(),
          "recording, frames every 10": FrameSettings(cameras=("top",), every=10)}
@@ -87,7 +87,7 @@ def measure(episode: Callable[[FrameSettings | None, Path], tuple[int, float, in
 
 
 def libero_episode(frames: FrameSettings | None, out: Path) -> tuple[int, float, int]:
-    from scenes.libero_scene import LiberoScene
+    from tether.scenes.libero_scene import LiberoScene
 
     robot = LiberoScene("libero_goal/8", init_state=0, seed=0)
     try:

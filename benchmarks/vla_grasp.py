@@ -32,18 +32,18 @@ def span(text: str) -> list[int]:
 
 
 def interval(wins: int, n: int) -> str:
-    from trees.bench.report import wilson
+    from tether.bench.report import wilson
 
     lo, hi = wilson(wins, n)
     return f"{100 * lo:.0f}-{100 * hi:.0f}%"
 
 
 def main() -> None:
-    from models.policy import policy_for
-    from scenes.catalogue import get_task
-    from scenes.perturbations import build, open_scene
-    from trees.compiler import compile_tree, goal_bindings, read_tree_file
-    from trees.episode import run_episode
+    from tether.models.policy import policy_for
+    from tether.scenes.catalogue import get_task
+    from tether.scenes.perturbations import build, open_scene
+    from tether.trees.compiler import compile_tree, goal_bindings, read_tree_file
+    from tether.trees.episode import run_episode
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", default="libero_goal/8")
@@ -99,7 +99,7 @@ def main() -> None:
     table = "\n".join(lines)
     print(table)
     if args.card:
-        from models.train import write_card
+        from tether.models.train import write_card
 
         success = args.card / "success.md"
         old = success.read_text(encoding="utf-8") + "\n\n" if success.exists() else ""

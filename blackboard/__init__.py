@@ -1,1 +1,1 @@
-"""Memory: the per-episode blackboard layout and the command slot."""
+"""The per-episode blackboard: key layout, command slot, event log and text templates over it."""

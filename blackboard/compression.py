@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from blackboard.events import Event
+from tether.blackboard.events import Event
 
 
 @dataclass

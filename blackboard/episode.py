@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import py_trees
 
-from blackboard import trace_events
+from tether.blackboard import trace_events
 
 # Error codes leaves write to /errors/last (Nav2 style: recoveries choose by code).
 EMPTY_GRASP = "EMPTY_GRASP"

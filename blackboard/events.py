@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from blackboard.episode import storage
+from tether.blackboard.episode import storage
 
 EVENTS_KEY = "/memory/events"
 OUTCOME_WORDS = {"SUCCESS": "succeeded", "FAILURE": "failed", "NOTE": "noted"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from blackboard.episode import storage
+from tether.blackboard.episode import storage
 
 PLACEHOLDER = re.compile(r"\$\{(/[A-Za-z0-9_/.\-]+)\}")
 

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from scenes.errors import TetherError, did_you_mean
+from tether.errors import TetherError, did_you_mean
 
 
 @runtime_checkable

@@ -5,7 +5,7 @@ SmolVLA, pi0, ...), the weights, and the pre/post-processor pipelines lerobot sa
 adapter maps the robot to the checkpoint's input features and back:
 - each image feature `observation.images.KEY` is rendered from the robot camera KEY stands for
   (LIBERO's names: `image` is the agent view, `image2` the wrist; also `agentview`, `wrist`, ...)
-  at the feature's size, in LIBERO's image convention (`models.observation`);
+  at the feature's size, in LIBERO's image convention (`tether.models.observation`);
 - `observation.state` is the 8-D LIBERO state; the instruction goes in as `task`;
 - normalisation is the checkpoint's own (its saved pre/post-processors, loaded with lerobot's
   `make_pre_post_processors(..., pretrained_path=...)`);
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from models.observation import CameraSpec, Observation
-from scenes.errors import TetherError, did_you_mean
+from tether.models.observation import CameraSpec, Observation
+from tether.errors import TetherError, did_you_mean
 
 IMAGE_PREFIX = "observation.images."
 STATE = "observation.state"

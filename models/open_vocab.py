@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from models.perception import ModelPerceptionSpec
-from scenes.errors import TetherError
-from scenes.robot import Robot
+from tether.models.perception import ModelPerceptionSpec
+from tether.errors import TetherError
+from tether.scenes.robot import Robot
 
 NMS_IOU = 0.5
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from models.planners import BackendConfig, ChatMessage
-from scenes.errors import TetherError
+from tether.models.planners import BackendConfig, ChatMessage
+from tether.errors import TetherError
 
 
 def data_url(image: np.ndarray) -> str:

@@ -4,14 +4,14 @@
 that is visible, upright (as `Robot.render` frames are). Input interventions ask it where the
 distractors and the target are. `perception_for(spec)` builds one from a tree's config:
 
-    privileged   (the default) the simulator's own segmentation (`scenes.observations.Observer`):
+    privileged   (the default) the simulator's own segmentation (`tether.scenes.observations.Observer`):
                  exact, simulation only
     {detector: DIR, segmenter: DIR}
                  GroundingDINO boxes for each entity's phrase, SAM2 masks from those boxes, every
-                 frame (`models.open_vocab.DetectSegment`)
+                 frame (`tether.models.open_vocab.DetectSegment`)
     {detector: DIR, tracker: DIR}
                  GroundingDINO boxes on the first frame seed a SAM2 video tracker that propagates
-                 the masks frame by frame (`models.tracker.Tracker`)
+                 the masks frame by frame (`tether.models.tracker.Tracker`)
 
 Options of the model-backed kinds: `frame` ([h, w] the camera is rendered at for the models,
 default [256, 256]; masks are resized to the requested size), `box_threshold` (0.35),
@@ -32,9 +32,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from scenes.errors import TetherError, did_you_mean
-from scenes.referring import DISPLAY_NAMES
-from scenes.robot import Robot
+from tether.errors import TetherError, did_you_mean
+from tether.scenes.referring import DISPLAY_NAMES
+from tether.scenes.robot import Robot
 
 
 class Perception(Protocol):
@@ -51,8 +51,8 @@ class PrivilegedPerception:
 
     def masks(self, robot: Robot, camera: str, size: tuple[int, int],
               names: Sequence[str]) -> dict[str, np.ndarray]:
-        from scenes.libero_scene import LiberoScene
-        from scenes.observations import Observer
+        from tether.scenes.libero_scene import LiberoScene
+        from tether.scenes.observations import Observer
 
         if not isinstance(robot, LiberoScene):
             raise TetherError(f"privileged perception needs a LIBERO scene, not "
@@ -164,10 +164,10 @@ def perception_for(spec: Any = None) -> Perception:
     if isinstance(spec, Mapping):
         checked = _spec(spec)
         if checked.tracker is not None:
-            from models.tracker import Tracker
+            from tether.models.tracker import Tracker
 
             return Tracker(checked)
-        from models.open_vocab import DetectSegment
+        from tether.models.open_vocab import DetectSegment
 
         return DetectSegment(checked)
     raise TetherError(f"perception: expected 'privileged' or a mapping with `detector` and "

@@ -1,7 +1,7 @@
 """Planner backends: chat models that answer a planning prompt with text, registered by name.
 
 A backend is anything with a `name` and `complete(messages) -> str`; messages are `ChatMessage`s
-(role, text, optional RGB images). The planner in `trees.planning.llm` builds the prompt, reads
+(role, text, optional RGB images). The planner in `tether.planning.llm` builds the prompt, reads
 the reply as a plan and sends back the exact problems; backends only move text (and images) to a
 model and back. Built by name from a `BackendConfig`, heavy libraries imported on first use:
 
@@ -23,7 +23,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from scenes.errors import TetherError, did_you_mean
+from tether.errors import TetherError, did_you_mean
 
 
 @dataclass
@@ -62,13 +62,13 @@ def register_backend(name: str, factory: Callable[[BackendConfig], ChatBackend])
 
 
 def _openai(config: BackendConfig) -> ChatBackend:
-    from models.openai_chat import OpenAIChat
+    from tether.models.openai_chat import OpenAIChat
 
     return OpenAIChat(config)
 
 
 def _transformers(config: BackendConfig) -> ChatBackend:
-    from models.qwen_vl import QwenVLChat
+    from tether.models.qwen_vl import QwenVLChat
 
     return QwenVLChat(config)
 

@@ -26,11 +26,11 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from models.observation import CameraSpec, Observation
-from scenes.errors import TetherError, did_you_mean
-from scenes.robot import Robot
+from tether.models.observation import CameraSpec, Observation
+from tether.errors import TetherError, did_you_mean
+from tether.scenes.robot import Robot
 
-REPO = Path(__file__).resolve().parents[1]
+CHECKPOINTS = Path(__file__).resolve().parent / "checkpoints"  # shipped as package data
 
 
 @runtime_checkable
@@ -94,11 +94,9 @@ class LerobotConfig(PolicyConfig):
     device: str = "cpu"
 
     def build(self, robot: Robot) -> Policy:
-        from models.lerobot_policy import LerobotPolicy
+        from tether.models.lerobot_policy import LerobotPolicy
 
-        path = Path(self.path)
-        return LerobotPolicy(path if path.is_absolute() else REPO / path,
-                             n_action_steps=self.n_action_steps, device=self.device)
+        return LerobotPolicy(Path(self.path), n_action_steps=self.n_action_steps, device=self.device)
 
 
 @PolicyConfig.register("openpi")
@@ -115,7 +113,7 @@ class OpenpiConfig(PolicyConfig):
     timeout: float = 10.0  # seconds to wait for the server to accept the connection
 
     def build(self, robot: Robot) -> Policy:
-        from models.remote import OpenpiPolicy
+        from tether.models.remote import OpenpiPolicy
 
         return OpenpiPolicy(self)
 
@@ -129,13 +127,13 @@ class ScriptedConfig(PolicyConfig):
     lift: float = 0.10
 
     def build(self, robot: Robot) -> Policy:
-        from models.scripted import ScriptedGrasp
+        from tether.models.scripted import ScriptedGrasp
 
         name = self.object or robot.goal()[0][1]
         return ScriptedGrasp(robot, robot.resolve(name), lift=self.lift)
 
 
-GRASP_CHECKPOINT = "models/checkpoints/grasp_act"
+GRASP_CHECKPOINT = str(CHECKPOINTS / "grasp_act")
 POLICIES: dict[str, PolicyConfig | Callable[[Robot], Policy]] = {
     "grasp_act": LerobotConfig(path=GRASP_CHECKPOINT),
     "expert": ScriptedConfig(),

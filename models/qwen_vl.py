@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from models.planners import BackendConfig, ChatMessage
-from scenes.errors import TetherError
+from tether.models.planners import BackendConfig, ChatMessage
+from tether.errors import TetherError
 
 
 class QwenVLChat:

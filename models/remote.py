@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from models.observation import CameraSpec, Observation
-from scenes.errors import TetherError
+from tether.models.observation import CameraSpec, Observation
+from tether.errors import TetherError
 
 if TYPE_CHECKING:
-    from models.policy import OpenpiConfig
+    from tether.models.policy import OpenpiConfig
 
 IMAGE, WRIST, STATE, PROMPT = ("observation/image", "observation/wrist_image",
                                "observation/state", "prompt")

@@ -2,7 +2,7 @@
 
 It reads the object's pose from the `Robot` (privileged sim state: no images) and produces the
 actions the analytic primitives would, through `Robot.servo`: descend onto the object's grasp
-point (`scenes.grasps`) with the gripper open, close until the fingers stop, then lift `lift` m,
+point (`tether.scenes.grasps`) with the gripper open, close until the fingers stop, then lift `lift` m,
 keeping the orientation the end effector had at `reset`. Each `infer` returns a chunk of one
 action, so the expert closes the loop every step. It records the demonstrations `tether collect`
 turns into a LeRobotDataset, and serves as the reference a learned grasp policy is compared to.
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.observation import CameraSpec, Observation
-from scenes.grasps import grasp_point
-from scenes.robot import CLOSE, OPEN, Robot
+from tether.models.observation import CameraSpec, Observation
+from tether.scenes.grasps import grasp_point
+from tether.scenes.robot import CLOSE, OPEN, Robot
 
 REACHED = 0.008  # m: the fingertips are at the grasp point
 DESCENT_STEPS = 80  # give up descending (and close where it is) after this many steps

@@ -4,7 +4,7 @@ The wire protocol is openpi's (`openpi.serving.websocket_policy_server`), so ope
 (and `OpenpiPolicy`) talks to it unchanged: one binary msgpack-numpy frame of metadata on connect,
 then strict lock-step request/reply frames; a failing inference sends the traceback as a text
 frame and closes with 1011; `GET /healthz` answers `OK`. Requests use the keys of openpi's LIBERO
-example (see `models.remote`); each image is resized to what the served policy's camera wants.
+example (see `tether.models.remote`); each image is resized to what the served policy's camera wants.
 Replies carry `actions` (n, 7) float32 plus `policy_timing` / `server_timing` in milliseconds.
 The policy is `reset` at every new connection.
 
@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from models.observation import Observation
-from models.policy import Policy, check_chunk
-from models.remote import IMAGE, PROMPT, STATE, WRIST
+from tether.models.observation import Observation
+from tether.models.policy import Policy, check_chunk
+from tether.models.remote import IMAGE, PROMPT, STATE, WRIST
 
 KEY_OF_CAMERA = {"agentview": IMAGE, "robot0_eye_in_hand": WRIST}
 

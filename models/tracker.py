@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from models.open_vocab import Detector, frame_of, load
-from models.perception import ModelPerceptionSpec
-from scenes.errors import TetherError
-from scenes.robot import Robot
+from tether.models.open_vocab import Detector, frame_of, load
+from tether.models.perception import ModelPerceptionSpec
+from tether.errors import TetherError
+from tether.scenes.robot import Robot
 
 
 class Sam2Tracker:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from scenes.errors import TetherError
+from tether.errors import TetherError
 
 CARD = "README.md"
 TRAINING = "training.json"

@@ -1,7 +1,7 @@
 """A VLM judge: a yes/no question about one camera image, put to a chat backend.
 
 The verifier nodes (`verify`, `monitor`) ask it whether an expected effect is visible. The
-question goes to a planner backend (`models.planners`: a vLLM server, a local Qwen-VL) with the
+question goes to a planner backend (`tether.models.planners`: a vLLM server, a local Qwen-VL) with the
 image; the reply is parsed strictly: after trimming whitespace, surrounding quotes and one final
 `.` or `!`, it must be `yes` or `no` (any case). Anything else is a `JudgeError`, never a guess.
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.planners import ChatBackend, ChatMessage
-from scenes.errors import TetherError
+from tether.models.planners import ChatBackend, ChatMessage
+from tether.errors import TetherError
 
 INSTRUCTION = "Answer with exactly one word, yes or no."
 

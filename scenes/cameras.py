@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scenes.errors import TetherError, did_you_mean
+from tether.errors import TetherError, did_you_mean
 
 if TYPE_CHECKING:
     import mujoco

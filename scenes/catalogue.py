@@ -8,7 +8,7 @@ addressed as `SUITE/TASK_NAME` or `SUITE/INDEX`, or by the path of a LIBERO-form
 - The `tether` suite is tether's own tasks in LIBERO's format (`scenes/tasks/*.bddl`) with a
   sidecar (`scenes/tasks/tasks.yaml`): what each tests, several phrasings of its instruction
   and aliases for its entities.
-- A path (`--task my_task.bddl`) is checked by `scenes.bddl` first, so anything tether does not
+- A path (`--task my_task.bddl`) is checked by `tether.scenes.bddl` first, so anything tether does not
   understand in it is a located error.
 Tasks without recorded states are *sampled*: initial state k is LIBERO's own placement at reset
 under seed k (objects in their `:init` regions, fixtures and joints as its samplers draw them).
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scenes.errors import TetherError, did_you_mean
+from tether.errors import TetherError, did_you_mean
 
 SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
 OWN_SUITE = "tether"
@@ -92,7 +92,7 @@ def suite_tasks(suite: str) -> tuple[Task, ...]:
     if suite not in SUITES:
         raise TetherError(f"unknown suite '{suite}'{did_you_mean(suite, ALL_SUITES)}; "
                           f"suites are {', '.join(ALL_SUITES)}")
-    from scenes.libero_setup import import_libero
+    from tether.scenes.libero_setup import import_libero
 
     LL = import_libero()
     from libero.libero import benchmark
@@ -129,7 +129,7 @@ def own_tasks() -> tuple[Task, ...]:
 
 
 def _file_task(path: Path, suite: str, index: int, meta: dict | None = None) -> Task:
-    from scenes.bddl import read_problem
+    from tether.scenes.bddl import read_problem
 
     problem = read_problem(path)
     meta = meta or {}

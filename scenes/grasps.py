@@ -30,7 +30,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 if TYPE_CHECKING:
-    from scenes.robot import Robot
+    from tether.scenes.robot import Robot
 
 RIM_INSET = 0.012  # from the bowl's outer edge to the middle of its wall (m)
 RIM_DEPTH = 0.023  # fingertips below the rim: 3 cm above a LIBERO bowl's base (m)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from scenes.aliases import resolve as resolve_alias
-from scenes.robot import CLOSE, Pose, Robot
+from tether.scenes.aliases import resolve as resolve_alias
+from tether.scenes.robot import CLOSE, Pose, Robot
 
 RESPONSE = 0.4  # fraction of a commanded delta the end effector achieves in one step
 GRASP_RADIUS = 0.02

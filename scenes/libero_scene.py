@@ -21,7 +21,7 @@ bit-identical trajectories under the same actions.
 
 Entities are LIBERO's movable objects, fixtures (cabinet, stove, ...) and regions (BDDL sites such
 as `wooden_cabinet_1_top_region`). Bodies are posed by their root body and bounded by their exact
-geometry (`scenes.extents`), regions by their site's box. Any method taking an entity also
+geometry (`tether.scenes.extents`), regions by their site's box. Any method taking an entity also
 accepts an alias ("black bowl"). Goal literals use tether's predicate names (`turn_on`, where
 LIBERO writes `turnon`).
 
@@ -39,14 +39,14 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from scenes.aliases import resolve as resolve_alias
-from scenes.cameras import Cameras
-from scenes.catalogue import Task, get_task
-from scenes.errors import TetherError, did_you_mean
-from scenes.extents import BodyExtents
-from scenes.grasps import axis_of
-from scenes.placing import set_down
-from scenes.robot import OPEN, Hinge, Pose, Robot
+from tether.scenes.aliases import resolve as resolve_alias
+from tether.scenes.cameras import Cameras
+from tether.scenes.catalogue import Task, get_task
+from tether.errors import TetherError, did_you_mean
+from tether.scenes.extents import BodyExtents
+from tether.scenes.grasps import axis_of
+from tether.scenes.placing import set_down
+from tether.scenes.robot import OPEN, Hinge, Pose, Robot
 
 NOOP = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
 # LIBERO spells these without the underscore; tether's predicate registry with it.
@@ -79,7 +79,7 @@ class LiberoScene(Robot):
         control_freq: int = 20,
     ) -> None:
         super().__init__()
-        from scenes.libero_setup import import_libero
+        from tether.scenes.libero_setup import import_libero
 
         import_libero()
         from libero.libero.envs.env_wrapper import ControlEnv
@@ -284,7 +284,7 @@ class LiberoScene(Robot):
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """In a region, the spot and turn where `carried` and the hand overlap the things
-        standing there least, nearest `near` (`scenes.placing`); the region's owner (a basket's
+        standing there least, nearest `near` (`tether.scenes.placing`); the region's owner (a basket's
         walls, the stove under its cook region) does not count."""
         target, carried = self._canonical(target), self._canonical(carried)
         if target not in self._sites:

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scenes.cameras import offscreen_renderer, visual_only
-from scenes.errors import TetherError, did_you_mean
-from scenes.robot import Pose
+from tether.scenes.cameras import offscreen_renderer, visual_only
+from tether.errors import TetherError, did_you_mean
+from tether.scenes.robot import Pose
 
 if TYPE_CHECKING:
     import mujoco
 
-    from scenes.libero_scene import LiberoScene
+    from tether.scenes.libero_scene import LiberoScene
 
 CAMERAS = ("agentview", "robot0_eye_in_hand")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scenes.kinematic import KinematicScene
+from tether.scenes.kinematic import KinematicScene
 
 
 class ObstacleScene(KinematicScene):

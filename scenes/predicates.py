@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scenes.grasps import clear_grasp
+from tether.scenes.grasps import clear_grasp
 
 if TYPE_CHECKING:
-    from scenes.robot import Robot
+    from tether.scenes.robot import Robot
 
 ENTITY = "entity"
 NUMBER = "number"
@@ -107,7 +107,7 @@ def within_reach(robot: Robot, object: str, target: str, distance: float) -> boo
     "grasp_clear",
     (OBJECT, Param("yaw", NUMBER, 0.0)),
     "the open gripper (fingertips and hand) can come straight down onto `object`'s grasp point, "
-    "slid across the closing axis if need be (`scenes.grasps.clear_grasp`), with the wrist at "
+    "slid across the closing axis if need be (`tether.scenes.grasps.clear_grasp`), with the wrist at "
     "`yaw` (0: fingers closing along world y, pi/2: along x) without touching anything else.",
 )
 def grasp_clear(robot: Robot, object: str, yaw: float) -> bool:

@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scenes.errors import TetherError, did_you_mean
+from tether.errors import TetherError, did_you_mean
 
 if TYPE_CHECKING:
-    from scenes.robot import Robot
+    from tether.scenes.robot import Robot
 
 STOPWORDS = {"the", "a", "an", "of", "to", "it", "its", "that", "is", "one", "s", "and", "with",
              "from", "at", "which", "up", "small", "little"}
@@ -106,7 +106,7 @@ class SceneFacts:
         aliases = {a.lower(): c for a, c in getattr(task, "aliases", ())}
         fixtures: set[str] = set()
         if task is not None and getattr(task, "bddl_file", None):
-            from scenes.bddl import read_problem
+            from tether.scenes.bddl import read_problem
 
             problem = read_problem(task.bddl_file)
             fixtures = {f for names in problem.fixtures.values() for f in names}

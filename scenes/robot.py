@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from scenes.errors import TetherError
-from scenes.predicates import PREDICATES
+from tether.errors import TetherError
+from tether.scenes.predicates import PREDICATES
 
 OPEN, CLOSE = -1.0, 1.0
 
@@ -130,7 +130,7 @@ class Robot(abc.ABC):
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """Where (x, y) the middle of `carried` goes down on `target` near the point `near`,
         and whether the wrist turns a quarter first: `near` unturned, unless a scene knows
-        better (a region where something stands there, `scenes.placing`)."""
+        better (a region where something stands there, `tether.scenes.placing`)."""
         return np.asarray(near, dtype=float), False
 
     def success(self) -> bool:
@@ -142,7 +142,7 @@ class Robot(abc.ABC):
         return self.eef_pose().pos if name == "gripper" else self.pose_of(name).pos
 
     def evaluate(self, predicate: str, args: dict) -> bool:
-        """Evaluate a named predicate (see `scenes.predicates`) with resolved arguments."""
+        """Evaluate a named predicate (see `tether.scenes.predicates`) with resolved arguments."""
         return bool(PREDICATES[predicate].fn(self, **args))
 
     @abc.abstractmethod

@@ -12,7 +12,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from scenes.observations import CAMERAS, Observer
+from tether.scenes.observations import CAMERAS, Observer
 
 
 def snapshot(task: str, perturb: Sequence[str] = (), *, seed: int = 0,
@@ -21,8 +21,8 @@ def snapshot(task: str, perturb: Sequence[str] = (), *, seed: int = 0,
     """Open the scene, settle it, render `cameras` and caption them; returns a PIL image."""
     from PIL import Image, ImageDraw
 
-    from scenes.catalogue import get_task
-    from scenes.perturbations import build, open_scene
+    from tether.scenes.catalogue import get_task
+    from tether.scenes.perturbations import build, open_scene
 
     entry = get_task(task)
     perturbations = [build(s) for s in perturb]

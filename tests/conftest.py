@@ -11,7 +11,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def minilm():
-    from models.embedders import MiniLMEmbedder
+    from tether.models.embedders import MiniLMEmbedder
 
     embedder = MiniLMEmbedder()
     embedder.embed(["warm up"])

@@ -1,1 +1,1 @@
-"""The executive: the YAML tree language, its validator and compiler, the tick loop and the CLI."""
+"""The tree language: values, node registry, validator and compiler, rendering, the tick loop and the library of trees."""

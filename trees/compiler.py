@@ -2,7 +2,7 @@
 
 A tree file has a root node and may declare typed `params` (with defaults) and the `goal`
 predicates whose arguments bind them. Nodes are mappings with one node-type key (see
-`trees.nodes`) and optionally `name:`; `subtree: NAME` (with `with:` bindings) includes another
+`tether.trees.nodes`) and optionally `name:`; `subtree: NAME` (with `with:` bindings) includes another
 file. `{param}` in a value is replaced by the parameter's value; `${/key}` reads a blackboard key
 at run time. Compilation checks everything before anything runs (node types, keys, parameter
 types, required parameters, object names when a scene is known, subtree cycles) and reports every
@@ -19,12 +19,12 @@ from typing import Any
 import py_trees
 import yaml
 
-from behaviours.conditions import PredicateCall
-from behaviours.leaf import Ref
-from scenes.errors import TetherError, did_you_mean
-from scenes.predicates import ENTITY as ENTITY_ARG
-from scenes.predicates import PREDICATES
-from trees.nodes import (
+from tether.behaviours.conditions import PredicateCall
+from tether.behaviours.leaf import Ref
+from tether.errors import TetherError, did_you_mean
+from tether.scenes.predicates import ENTITY as ENTITY_ARG
+from tether.scenes.predicates import PREDICATES
+from tether.trees.nodes import (
     ALL_NODE_NAMES,
     COMPOSITE,
     DECORATOR,
@@ -33,8 +33,8 @@ from trees.nodes import (
     SUBTREE,
     NodeType,
 )
-from trees.source import TreeError, Where, display_path, load_source
-from trees.values import ENTITY, FLOAT, PARAM_TYPES, TARGET, Context, Invalid, Type
+from tether.trees.source import TreeError, Where, display_path, load_source
+from tether.trees.values import ENTITY, FLOAT, PARAM_TYPES, TARGET, Context, Invalid, Type
 
 LIBRARY = Path(__file__).parent / "library"
 TOP_KEYS = ("tree", "doc", "params", "goal", "root")

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import py_trees
 
-from blackboard.episode import COMMAND, new_episode, storage
-from scenes.robot import Robot
+from tether.blackboard.episode import COMMAND, new_episode, storage
+from tether.scenes.robot import Robot
 
 Status = py_trees.common.Status
 

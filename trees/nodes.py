@@ -15,21 +15,21 @@ from typing import Any
 import py_trees
 from py_trees.common import OneShotPolicy, ParallelPolicy
 
-from behaviours.conditions import Check, Guard
-from behaviours.interventions import Erase, Paint, Rewrite
-from behaviours.leaf import Ref, deref
-from behaviours.memory import Remember, Retrieve
-from behaviours.monitor import Monitor
-from behaviours.primitives import MoveTo, PushDoor, Release, Rotate, SetGripper, Wait
-from behaviours.recovery import ErrorIs, Replan
-from behaviours.sim_timeout import SimTimeout
-from behaviours.stuck import StuckConfig
-from behaviours.verifier import VERIFIER_CHOICES, Expectation
-from behaviours.verify import Verify
-from behaviours.vla import VLA
-from blackboard.retrieval import DEFAULT_QUERY
-from models.perception import perception_for
-from trees.values import (
+from tether.behaviours.conditions import Check, Guard
+from tether.behaviours.interventions import Erase, Paint, Rewrite
+from tether.behaviours.leaf import Ref, deref
+from tether.behaviours.memory import Remember, Retrieve
+from tether.behaviours.monitor import Monitor
+from tether.behaviours.primitives import MoveTo, PushDoor, Release, Rotate, SetGripper, Wait
+from tether.behaviours.recovery import ErrorIs, Replan
+from tether.behaviours.sim_timeout import SimTimeout
+from tether.behaviours.stuck import StuckConfig
+from tether.behaviours.verifier import VERIFIER_CHOICES, Expectation
+from tether.behaviours.verify import Verify
+from tether.behaviours.vla import VLA
+from tether.memory.retrieval import DEFAULT_QUERY
+from tether.models.perception import perception_for
+from tether.trees.values import (
     ANY,
     BOOL,
     ENTITY,

@@ -16,8 +16,8 @@ from typing import Any
 
 import py_trees
 
-from scenes.errors import TetherError
-from trees.compiler import compile_tree
+from tether.errors import TetherError
+from tether.trees.compiler import compile_tree
 
 FORMATS = ("svg", "png", "pdf", "dot")
 

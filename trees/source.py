@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
 
-from scenes.errors import TetherError
+from tether.errors import TetherError
 
 
 class TreeError(TetherError):

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from behaviours.leaf import Ref
-from behaviours.primitives import Target
-from blackboard.episode import ERROR_CODES, USER_NAMESPACE
-from scenes.errors import did_you_mean
+from tether.behaviours.leaf import Ref
+from tether.behaviours.primitives import Target
+from tether.blackboard.episode import ERROR_CODES, USER_NAMESPACE
+from tether.errors import did_you_mean
 
 REF = re.compile(r"^\$\{(/[A-Za-z0-9_/.\-]+)\}$")
 KEY = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")

@@ -1,20 +1,20 @@
 """Perturbations of tasks and runs, registered by name (see docs/perturbations.md).
 
-    from scenes.perturbations import REGISTRY, build, open_scene
+    from tether.scenes.perturbations import REGISTRY, build, open_scene
     scene = open_scene("libero_goal/8", [build("distractors:n=3"), build("lighting")], seed=1)
 
 Importing the package registers every kind: layout, language, appearance, dynamics, perception.
 """
 
-from scenes.perturbations import appearance, dynamics, language, layout, perception
-from scenes.perturbations.base import REGISTRY, Perturbation, build, register, spec_of
+from tether.scenes.perturbations import appearance, dynamics, language, layout, perception
+from tether.scenes.perturbations.base import REGISTRY, Perturbation, build, register, spec_of
 
 __all__ = ["REGISTRY", "Perturbation", "appearance", "build", "dynamics", "language", "layout",
            "open_scene", "perception", "register", "spec_of"]
 
 
 def open_scene(*args, **kwargs):
-    """`scenes.perturbations.scene.open_scene` (imported lazily: it loads LIBERO's scene)."""
-    from scenes.perturbations.scene import open_scene as _open
+    """`tether.scenes.perturbations.scene.open_scene` (imported lazily: it loads LIBERO's scene)."""
+    from tether.scenes.perturbations.scene import open_scene as _open
 
     return _open(*args, **kwargs)

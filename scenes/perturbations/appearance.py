@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from scenes.bddl import Problem
-from scenes.errors import TetherError
-from scenes.perturbations.base import RESET, SCENE, Perturbation, register
-from scenes.perturbations.edits import main_object
+from tether.scenes.bddl import Problem
+from tether.errors import TetherError
+from tether.scenes.perturbations.base import RESET, SCENE, Perturbation, register
+from tether.scenes.perturbations.edits import main_object
 
 if TYPE_CHECKING:
-    from scenes.perturbations.scene import PerturbedScene
+    from tether.scenes.perturbations.scene import PerturbedScene
 
 # Assets of similar size and grasp, one family per line: a replacement stays in its family.
 FAMILIES = (

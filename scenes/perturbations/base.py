@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from scenes.errors import TetherError, did_you_mean
+from tether.errors import TetherError, did_you_mean
 
 if TYPE_CHECKING:
-    from scenes.bddl import Problem
-    from scenes.perturbations.scene import PerturbedScene
-    from scenes.robot import Pose
+    from tether.scenes.bddl import Problem
+    from tether.scenes.perturbations.scene import PerturbedScene
+    from tether.scenes.robot import Pose
 
 SCENE, RESET, RUN = "scene", "reset", "run"
 

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scenes.perturbations.appearance import _object_geoms
-from scenes.perturbations.base import RESET, RUN, Perturbation, register
-from scenes.perturbations.edits import TABLE_X, TABLE_Y, main_object
+from tether.scenes.perturbations.appearance import _object_geoms
+from tether.scenes.perturbations.base import RESET, RUN, Perturbation, register
+from tether.scenes.perturbations.edits import TABLE_X, TABLE_Y, main_object
 
 if TYPE_CHECKING:
-    from scenes.perturbations.scene import PerturbedScene
+    from tether.scenes.perturbations.scene import PerturbedScene
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from scenes.bddl import Problem, Region
-from scenes.errors import TetherError
+from tether.scenes.bddl import Problem, Region
+from tether.errors import TetherError
 
 # Readable nouns for LIBERO categories whose names are not what people say.
 NOUNS = {
@@ -104,10 +104,10 @@ def free_spot(problem: Problem, rng: np.random.Generator, clearance: float = 0.1
 
 def add_object(problem: Problem, category: str, xy: np.ndarray) -> str:
     """Add an instance of `category` standing at `xy`; returns its name. Edits `problem`."""
-    from scenes.bddl import libero_vocabulary
+    from tether.scenes.bddl import libero_vocabulary
 
     if category not in libero_vocabulary()[1]:
-        from scenes.errors import did_you_mean
+        from tether.errors import did_you_mean
 
         raise TetherError(f"unknown object category '{category}'"
                           f"{did_you_mean(category, libero_vocabulary()[1])}")

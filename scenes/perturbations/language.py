@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scenes.bddl import Problem
-from scenes.errors import TetherError
-from scenes.perturbations.base import SCENE, Perturbation, register
-from scenes.perturbations.edits import noun
+from tether.scenes.bddl import Problem
+from tether.errors import TetherError
+from tether.scenes.perturbations.base import SCENE, Perturbation, register
+from tether.scenes.perturbations.edits import noun
 
 SYNONYMS = {
     "black bowl": ("dark dish", "black basin"),

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scenes.bddl import Problem
-from scenes.errors import TetherError
-from scenes.perturbations.base import RESET, SCENE, Perturbation, register
-from scenes.perturbations.edits import (
+from tether.scenes.bddl import Problem
+from tether.errors import TetherError
+from tether.scenes.perturbations.base import RESET, SCENE, Perturbation, register
+from tether.scenes.perturbations.edits import (
     add_object,
     free_spot,
     initial_spot,
@@ -28,7 +28,7 @@ from scenes.perturbations.edits import (
 )
 
 if TYPE_CHECKING:
-    from scenes.perturbations.scene import PerturbedScene
+    from tether.scenes.perturbations.scene import PerturbedScene
 
 DISTRACTOR_POOL = ("cream_cheese", "butter", "alphabet_soup", "tomato_sauce", "ketchup",
                    "chocolate_pudding", "cookies", "milk", "orange_juice", "bbq_sauce",

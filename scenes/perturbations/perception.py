@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from scenes.perturbations.base import RUN, Perturbation, register
-from scenes.robot import Pose
+from tether.scenes.perturbations.base import RUN, Perturbation, register
+from tether.scenes.robot import Pose
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from scenes.bddl import Problem, read_problem
-from scenes.catalogue import Task, get_task
-from scenes.errors import TetherError
-from scenes.libero_scene import LiberoScene
-from scenes.libero_setup import tether_libero_dir
-from scenes.perturbations.base import RESET, RUN, SCENE, Perturbation, rng_for
-from scenes.robot import Pose
+from tether.scenes.bddl import Problem, read_problem
+from tether.scenes.catalogue import Task, get_task
+from tether.errors import TetherError
+from tether.scenes.libero_scene import LiberoScene
+from tether.scenes.libero_setup import tether_libero_dir
+from tether.scenes.perturbations.base import RESET, RUN, SCENE, Perturbation, rng_for
+from tether.scenes.robot import Pose
 
 _JOINT_SIZES = {0: (7, 6), 1: (4, 3), 2: (1, 1), 3: (1, 1)}  # free, ball, slide, hinge
 

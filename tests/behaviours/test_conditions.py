@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from behaviours.leaf import MissingKey
-from blackboard.episode import storage
+from tether.behaviours.leaf import MissingKey
+from tether.blackboard.episode import storage
 from tests.trees.harness import (
     BOWL,
     CHEESE,

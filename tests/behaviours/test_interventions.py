@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from behaviours.interventions import Erase, Paint, erase, paint, rewrite
-from models.observation import CameraSpec, Observation
-from models.policy import POLICIES, register_policy
-from scenes.errors import TetherError
+from tether.behaviours.interventions import Erase, Paint, erase, paint, rewrite
+from tether.models.observation import CameraSpec, Observation
+from tether.models.policy import POLICIES, register_policy
+from tether.errors import TetherError
 from tests.trees.harness import BOWL, CHEESE, compile_node, run, scene
 
 

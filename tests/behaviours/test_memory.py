@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from blackboard.episode import storage
-from blackboard.events import event_log
-from blackboard.experience import SUCCESSES, Experience
-from blackboard.store import ExperienceStore
+from tether.blackboard.episode import storage
+from tether.blackboard.events import event_log
+from tether.memory.experience import SUCCESSES, Experience
+from tether.memory.store import ExperienceStore
 from tests.trees.harness import BOWL, compile_node, run, scene
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from behaviours.verifier import VLMVerifier
-from models.vlm_judge import VLMJudge
+from tether.behaviours.verifier import VLMVerifier
+from tether.models.vlm_judge import VLMJudge
 from tests.behaviours.verifier_fakes import EyeBackend, holding_scene, slip
 from tests.trees.harness import (
     BOWL,

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from behaviours.primitives import Release
-from scenes.kinematic import KinematicScene
-from scenes.robot import CLOSE, OPEN
+from tether.behaviours.primitives import Release
+from tether.scenes.kinematic import KinematicScene
+from tether.scenes.robot import CLOSE, OPEN
 from tests.trees.harness import (
     BOWL,
     BOXES,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from behaviours.primitives import door_point, door_yaw
-from scenes.errors import TetherError
-from scenes.kinematic import KinematicScene
-from scenes.robot import Hinge
+from tether.behaviours.primitives import door_point, door_yaw
+from tether.errors import TetherError
+from tether.scenes.kinematic import KinematicScene
+from tether.scenes.robot import Hinge
 from tests.trees.harness import BOXES, compile_node, errors, run
 
 ANCHOR = np.array([0.0, 0.3, 0.1])

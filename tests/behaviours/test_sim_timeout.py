@@ -8,7 +8,7 @@ import time
 import py_trees
 import pytest
 
-from behaviours.sim_timeout import SimTimeout
+from tether.behaviours.sim_timeout import SimTimeout
 from tests.trees.harness import (
     FAILURE,
     INVALID,

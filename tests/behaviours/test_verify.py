@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from behaviours.verifier import VLMVerifier
-from models.vlm_judge import VLMJudge
+from tether.behaviours.verifier import VLMVerifier
+from tether.models.vlm_judge import VLMJudge
 from tests.behaviours.verifier_fakes import EyeBackend, holding_scene
 from tests.trees.harness import BOWL, PLATE, compile_node, errors, run, scene
 

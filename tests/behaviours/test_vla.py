@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from behaviours.stuck import StuckConfig, StuckDetector
-from blackboard import trace_events
-from models.observation import CameraSpec, Observation
-from models.policy import POLICIES, register_policy
-from scenes.robot import CLOSE, OPEN
+from tether.behaviours.stuck import StuckConfig, StuckDetector
+from tether.blackboard import trace_events
+from tether.models.observation import CameraSpec, Observation
+from tether.models.policy import POLICIES, register_policy
+from tether.scenes.robot import CLOSE, OPEN
 from tests.trees.harness import BOWL, Status, compile_node, run, scene
 
 RUNNING, SUCCESS, FAILURE = Status.RUNNING, Status.SUCCESS, Status.FAILURE
@@ -205,7 +205,7 @@ def test_vla_n_action_steps_uses_only_the_head_of_each_chunk(tmp_path, policy):
 
 
 def test_an_unknown_policy_name_is_a_clear_error(tmp_path):
-    from scenes.errors import TetherError
+    from tether.errors import TetherError
 
     robot = scene()
     root = compile_node(tmp_path, "vla: {policy: grasp_akt, predicate: grasped, object: bowl}",

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from models.planners import ChatMessage
-from scenes.kinematic import KinematicScene
-from scenes.robot import CLOSE
+from tether.models.planners import ChatMessage
+from tether.scenes.kinematic import KinematicScene
+from tether.scenes.robot import CLOSE
 from tests.trees.harness import BOWL, BOXES, PLATE
 
 

@@ -3,8 +3,8 @@ digest, so the rendered context stops growing while the raw log grows linearly."
 
 from __future__ import annotations
 
-from blackboard.compression import CompressedLog, compress
-from blackboard.events import Event, render_events
+from tether.blackboard.compression import CompressedLog, compress
+from tether.blackboard.events import Event, render_events
 
 
 def episode(n: int) -> list[Event]:

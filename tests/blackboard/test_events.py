@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from blackboard.episode import new_episode
-from blackboard.events import Event, event_log, render_events
+from tether.blackboard.episode import new_episode
+from tether.blackboard.events import Event, event_log, render_events
 
 
 def test_events_render_as_at_step_lines():

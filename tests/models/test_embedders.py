@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.embedders import Embedder, HashingEmbedder, get_embedder
-from scenes.errors import TetherError
+from tether.models.embedders import Embedder, HashingEmbedder, get_embedder
+from tether.errors import TetherError
 
 
 def test_hashing_embedder_is_deterministic_and_unit_length():

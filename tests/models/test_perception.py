@@ -1,4 +1,4 @@
-"""Model-backed perception (`models.perception`, `models.open_vocab`, `models.tracker`): tiny
+"""Model-backed perception (`tether.models.perception`, `tether.models.open_vocab`, `tether.models.tracker`): tiny
 GroundingDINO / SAM2 / SAM2-video models with random weights are saved to local directories and
 loaded through the adapters. The tests check the code path, shapes, box conversions, resizing,
 tracking across frames and the errors; random weights say nothing about accuracy."""
@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.open_vocab import Detector, DetectSegment, Segmenter, prompt, to_pixels
-from models.perception import PRIVILEGED, perception_for, phrase_of
-from models.tracker import Sam2Tracker, Tracker
-from scenes.errors import TetherError
+from tether.models.open_vocab import Detector, DetectSegment, Segmenter, prompt, to_pixels
+from tether.models.perception import PRIVILEGED, perception_for, phrase_of
+from tether.models.tracker import Sam2Tracker, Tracker
+from tether.errors import TetherError
 from tests.trees.harness import BOWL, CHEESE, PLATE, compile_node, scene
 
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "black", "bowl", "plate", "cream",
@@ -200,7 +200,7 @@ def test_pixel_boxes_agree_with_the_processors_own_conversion(models):
         GroundingDinoObjectDetectionOutput,
     )
 
-    from models.open_vocab import load
+    from tether.models.open_vocab import load
 
     _, processor = load("GroundingDinoForObjectDetection", "AutoProcessor", models["detector"],
                         "cpu")
@@ -342,7 +342,7 @@ def test_tree_nodes_take_a_perception_config(models, tmp_path):
 
 @pytest.mark.slow
 def test_detect_segment_and_tracker_on_a_rendered_libero_frame(models):
-    from scenes.libero_scene import LiberoScene
+    from tether.scenes.libero_scene import LiberoScene
 
     robot = LiberoScene("tether/put_the_middle_bowl_on_the_plate", init_state=0, seed=0)
     try:

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.planners import BackendConfig, ChatMessage, get_backend
-from scenes.errors import TetherError
+from tether.models.planners import BackendConfig, ChatMessage, get_backend
+from tether.errors import TetherError
 from tests.models.chat_server import free_port, serving
 
 PLAN = json.dumps({"subtasks": [{"goal": "g", "steps": [{"wait": 1}]}]})
@@ -80,10 +80,10 @@ def test_tether_plan_with_a_tiny_random_qwen_vl_repairs_n_times_then_fails_clean
         tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from models.qwen_vl import QwenVLChat
+    from tether.models.qwen_vl import QwenVLChat
     from tests.models.tiny_qwen_vl import build_tiny_qwen_vl
-    from trees.cli import app
-    from trees.planning.prompt import system_prompt
+    from tether.cli.main import app
+    from tether.planning.prompt import system_prompt
 
     model = build_tiny_qwen_vl(tmp_path / "qwen", [system_prompt()])
     calls: list[list[ChatMessage]] = []

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from models.observation import CameraSpec, Observation, libero_state, observe, quat_to_axis_angle
-from models.policy import (
+from tether.models.observation import CameraSpec, Observation, libero_state, observe, quat_to_axis_angle
+from tether.models.policy import (
     POLICIES,
     LerobotConfig,
     OpenpiConfig,
@@ -18,7 +18,7 @@ from models.policy import (
     load_policies,
     make_policy,
 )
-from scenes.errors import TetherError
+from tether.errors import TetherError
 from tests.trees.harness import scene
 
 CHECKPOINT = Path(__file__).resolve().parents[2] / "models" / "checkpoints" / "grasp_act"
@@ -85,7 +85,7 @@ def test_observe_mirrors_upright_frames_into_libero_convention():
 
 @pytest.mark.slow
 def test_lerobot_adapter_maps_features_and_returns_unnormalised_chunks():
-    from models.lerobot_policy import LerobotPolicy
+    from tether.models.lerobot_policy import LerobotPolicy
 
     policy = LerobotPolicy(CHECKPOINT)
     assert [(c.camera, c.key) for c in policy.cameras] == [("robot0_eye_in_hand", "image2")]
@@ -100,7 +100,7 @@ def test_lerobot_adapter_maps_features_and_returns_unnormalised_chunks():
 
 @pytest.mark.slow
 def test_lerobot_adapter_rejects_a_folder_that_is_not_a_checkpoint(tmp_path):
-    from models.lerobot_policy import LerobotPolicy
+    from tether.models.lerobot_policy import LerobotPolicy
 
     with pytest.raises(TetherError, match="not a lerobot checkpoint"):
         LerobotPolicy(tmp_path)

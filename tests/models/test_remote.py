@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.observation import CameraSpec, Observation
-from models.policy import POLICIES, OpenpiConfig, register_policy
-from models.remote import OpenpiPolicy
-from models.serve import PolicyServer
-from scenes.errors import TetherError
+from tether.models.observation import CameraSpec, Observation
+from tether.models.policy import POLICIES, OpenpiConfig, register_policy
+from tether.models.remote import OpenpiPolicy
+from tether.models.serve import PolicyServer
+from tether.errors import TetherError
 from tests.trees.harness import BOWL, compile_node, run, scene
 
 REPO = Path(__file__).resolve().parents[2]
@@ -115,7 +115,7 @@ def test_a_vla_leaf_drives_an_episode_through_the_server(tmp_path, server):
 def test_tether_serve_policy_in_another_process_drives_an_episode(tmp_path):
     """The committed grasp checkpoint served by `tether serve-policy` on loopback; the client's
     chunks are what the same checkpoint computes in this process."""
-    from models.lerobot_policy import LerobotPolicy
+    from tether.models.lerobot_policy import LerobotPolicy
 
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}

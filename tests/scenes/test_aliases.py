@@ -1,11 +1,11 @@
-"""`scenes.aliases.resolve`: friendly names to canonical entity names (pure, no LIBERO)."""
+"""`tether.scenes.aliases.resolve`: friendly names to canonical entity names (pure, no LIBERO)."""
 
 from __future__ import annotations
 
 import pytest
 
-from scenes.aliases import resolve
-from scenes.errors import TetherError
+from tether.scenes.aliases import resolve
+from tether.errors import TetherError
 
 # libero_spatial task 0's entities, as LiberoScene.entities() lists them
 SPATIAL = [

@@ -1,4 +1,4 @@
-"""`scenes.assets`: the committed sha256 manifest of LIBERO's asset files and its verification."""
+"""`tether.scenes.assets`: the committed sha256 manifest of LIBERO's asset files and its verification."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from scenes.assets import (
+from tether.scenes.assets import (
     MANIFEST,
     assets_dir,
     manifest_from_records,
@@ -14,7 +14,7 @@ from scenes.assets import (
     verify_assets,
     write_manifest,
 )
-from scenes.errors import TetherError
+from tether.errors import TetherError
 
 
 def test_the_committed_manifest_lists_all_864_files_as_the_wheels_records_do():

@@ -1,12 +1,12 @@
-"""`scenes.catalogue`: LIBERO's four suites addressed as SUITE/TASK_NAME or SUITE/INDEX."""
+"""`tether.scenes.catalogue`: LIBERO's four suites addressed as SUITE/TASK_NAME or SUITE/INDEX."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from scenes.catalogue import SUITES, get_task, list_tasks, suite_tasks
-from scenes.errors import TetherError
+from tether.scenes.catalogue import SUITES, get_task, list_tasks, suite_tasks
+from tether.errors import TetherError
 
 
 def test_the_catalogue_has_ten_tasks_in_each_of_the_four_suites():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from scenes.grasps import (
+from tether.scenes.grasps import (
     HAND_HALF_LENGTH,
     MAX_SPAN,
     RIM_DEPTH,
@@ -22,7 +22,7 @@ from scenes.grasps import (
     square_yaw,
     turned_grasp,
 )
-from scenes.kinematic import KinematicScene
+from tether.scenes.kinematic import KinematicScene
 from tests.trees.harness import compile_node, run
 
 # LIBERO's cream cheese lying flat: 8.3 cm along x, 4.3 cm along y, 1.9 cm high.

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scenes.errors import TetherError
-from scenes.libero_scene import LiberoScene
-from scenes.robot import CLOSE, OPEN, Robot
+from tether.errors import TetherError
+from tether.scenes.libero_scene import LiberoScene
+from tether.scenes.robot import CLOSE, OPEN, Robot
 
 pytestmark = pytest.mark.slow
 

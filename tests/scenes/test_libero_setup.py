@@ -1,4 +1,4 @@
-"""`scenes.libero_setup.import_libero`: LIBERO imports with no prompt and finds the wheel assets."""
+"""`tether.scenes.libero_setup.import_libero`: LIBERO imports with no prompt and finds the wheel assets."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import os
 import subprocess
 import sys
 
-from scenes.libero_setup import write_config
+from tether.scenes.libero_setup import write_config
 
 PROBE = """
-from scenes.libero_setup import import_libero
+from tether.scenes.libero_setup import import_libero
 LL = import_libero()
 import libero.libero.envs  # imports robosuite
 import os

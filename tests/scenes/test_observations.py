@@ -1,17 +1,17 @@
-"""`scenes.observations`: RGB, depth and per-object masks rendered only when asked."""
+"""`tether.scenes.observations`: RGB, depth and per-object masks rendered only when asked."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from scenes.errors import TetherError
+from tether.errors import TetherError
 
 
 @pytest.mark.slow
 def test_rgb_depth_and_masks_with_poses_per_object_name():
-    from scenes.libero_scene import LiberoScene
-    from scenes.observations import Observer
+    from tether.scenes.libero_scene import LiberoScene
+    from tether.scenes.observations import Observer
 
     scene = LiberoScene("tether/put_the_middle_bowl_on_the_plate", init_state=0, seed=0)
     observer = Observer(scene)
@@ -40,7 +40,7 @@ def test_rgb_depth_and_masks_with_poses_per_object_name():
 def test_no_gl_context_is_a_clear_error(monkeypatch):
     import mujoco
 
-    from scenes.cameras import offscreen_renderer
+    from tether.scenes.cameras import offscreen_renderer
 
     def no_context(*args, **kwargs):
         raise mujoco.FatalError("Default framebuffer is not complete, error 0x0")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from scenes.bddl import read_problem
-from scenes.catalogue import get_task, own_tasks
-from scenes.errors import TetherError
+from tether.scenes.bddl import read_problem
+from tether.scenes.catalogue import get_task, own_tasks
+from tether.errors import TetherError
 
 REQUIRED_KINDS = {"look-alike targets", "clutter", "3-step chain", "stacking",
                   "spatial relation (between)", "spatial relation (next to)", "articulated object"}
@@ -59,7 +59,7 @@ def test_unknown_own_task_has_a_hint():
 
 @pytest.mark.slow
 def test_a_sampled_init_state_is_reproducible_and_differs_between_indices():
-    from scenes.libero_scene import LiberoScene
+    from tether.scenes.libero_scene import LiberoScene
 
     task = get_task("tether/put_the_middle_bowl_on_the_plate")
     scene = LiberoScene(task, init_state=1, seed=0)

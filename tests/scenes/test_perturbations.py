@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scenes.bddl import read_problem
-from scenes.catalogue import get_task
-from scenes.errors import TetherError
-from scenes.perturbations import REGISTRY, build
-from scenes.perturbations.scene import perturb_task
-from scenes.robot import Pose
+from tether.scenes.bddl import read_problem
+from tether.scenes.catalogue import get_task
+from tether.errors import TetherError
+from tether.scenes.perturbations import REGISTRY, build
+from tether.scenes.perturbations.scene import perturb_task
+from tether.scenes.robot import Pose
 
 GOAL8 = "libero_goal/put_the_bowl_on_the_plate"
 
@@ -116,8 +116,8 @@ def test_pose_noise_offsets_reported_positions_by_about_sigma():
 
 @pytest.mark.slow
 def test_reset_kinds_change_the_live_scene_and_added_objects_keep_recorded_states():
-    from scenes.libero_scene import LiberoScene
-    from scenes.perturbations.scene import PerturbedScene
+    from tether.scenes.libero_scene import LiberoScene
+    from tether.scenes.perturbations.scene import PerturbedScene
 
     base = LiberoScene(GOAL8, init_state=0, seed=0)
     try:
@@ -144,7 +144,7 @@ def test_reset_kinds_change_the_live_scene_and_added_objects_keep_recorded_state
                            before["akita_black_bowl_1"][:2], atol=0.03)
         assert not np.allclose(m.cam_pos[m.camera("agentview").id], cam)
         assert np.all(m.light_diffuse >= light) and np.any(m.light_diffuse > light)
-        from scenes.perturbations.appearance import _object_geoms
+        from tether.scenes.perturbations.appearance import _object_geoms
 
         geoms = _object_geoms(scene, "akita_black_bowl_1")
         assert all(m.geom_matid[g] == -1 and tuple(m.geom_rgba[g, :3]) == (1, 0, 0)
@@ -164,7 +164,7 @@ def test_reset_kinds_change_the_live_scene_and_added_objects_keep_recorded_state
 
 @pytest.mark.slow
 def test_object_move_displaces_the_target_when_the_gripper_comes_within_the_trigger():
-    from scenes.perturbations.scene import PerturbedScene
+    from tether.scenes.perturbations.scene import PerturbedScene
 
     scene = PerturbedScene("tether/put_the_middle_bowl_on_the_plate",
                            [build("object_move:fallback_step=0")], init_state=0, seed=0)

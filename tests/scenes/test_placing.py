@@ -1,10 +1,10 @@
-"""scenes.placing: where in a region a carried object goes down, and whether the wrist turns."""
+"""tether.scenes.placing: where in a region a carried object goes down, and whether the wrist turns."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from scenes.placing import set_down
+from tether.scenes.placing import set_down
 
 
 def box(low, high):

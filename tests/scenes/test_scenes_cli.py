@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from trees.cli import app
+from tether.cli.main import app
 
 runner = CliRunner()
 
 
 def test_list_shows_suites_own_tasks_and_every_perturbation():
-    from scenes.perturbations import REGISTRY
+    from tether.scenes.perturbations import REGISTRY
 
     result = runner.invoke(app, ["scenes", "list"], env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output

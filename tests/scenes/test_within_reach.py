@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scenes.kinematic import KinematicScene
+from tether.scenes.kinematic import KinematicScene
 
 
 def test_within_reach_holds_for_a_tall_object_held_far_from_its_centre():

@@ -1,5 +1,5 @@
 """Helpers for tree tests: small YAML trees compiled against a `KinematicScene` and run through
-the real tick loop (`trees.episode.run_episode`) while every tick is recorded.
+the real tick loop (`tether.trees.episode.run_episode`) while every tick is recorded.
 
     path = node_file(tmp_path, "wait: 3")
     result, frames = run(compile_path(path, robot).root, robot)
@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import py_trees
 
-from scenes.kinematic import KinematicScene
-from scenes.robot import Robot
-from trees.compiler import CompiledTree, compile_tree
-from trees.episode import EpisodeResult, Tick, run_episode
+from tether.scenes.kinematic import KinematicScene
+from tether.scenes.robot import Robot
+from tether.trees.compiler import CompiledTree, compile_tree
+from tether.trees.episode import EpisodeResult, Tick, run_episode
 
 Status = py_trees.common.Status
 RUNNING, SUCCESS, FAILURE, INVALID = (Status.RUNNING, Status.SUCCESS, Status.FAILURE,
@@ -128,6 +128,6 @@ def move_box(name: str, pos: list[float]) -> Callable[[Robot], None]:
 
 
 def errors() -> list[dict]:
-    from blackboard.episode import storage
+    from tether.blackboard.episode import storage
 
     return list(storage()["/errors/history"])

@@ -8,10 +8,10 @@ from __future__ import annotations
 import py_trees
 import pytest
 
-import trees.compiler
-from behaviours.leaf import Ref
-from blackboard.episode import storage
-from scenes.errors import TetherError
+import tether.trees.compiler
+from tether.behaviours.leaf import Ref
+from tether.blackboard.episode import storage
+from tether.errors import TetherError
 from tests.trees.harness import (
     BOWL,
     PLATE,
@@ -22,8 +22,8 @@ from tests.trees.harness import (
     scene,
     tree_file,
 )
-from trees.compiler import compile_tree, goal_bindings, parse_binding, read_tree_file
-from trees.source import TreeError
+from tether.trees.compiler import compile_tree, goal_bindings, parse_binding, read_tree_file
+from tether.trees.source import TreeError
 
 
 def leaf_of(root: py_trees.behaviour.Behaviour) -> py_trees.behaviour.Behaviour:
@@ -301,7 +301,7 @@ def test_a_blackboard_reference_passes_through_with_into_a_subtree(tmp_path):
 def test_subtrees_are_searched_next_to_the_file_first_then_in_the_library(tmp_path, monkeypatch):
     library = tmp_path / "library"
     library.mkdir()
-    monkeypatch.setattr(trees.compiler, "LIBRARY", library)
+    monkeypatch.setattr(tether.trees.compiler, "LIBRARY", library)
     tree_file(library, "root: {wait: 7}", "pause.yaml")
     tree_file(library, "root: {wait: 9}", "nap.yaml")
     tree_file(tmp_path, "root: {wait: 1}", "nap.yaml")

@@ -11,12 +11,12 @@ from pathlib import Path
 import py_trees
 import pytest
 
-from blackboard.episode import ERROR_CODES
-from scenes.predicates import PREDICATES
+from tether.blackboard.episode import ERROR_CODES
+from tether.scenes.predicates import PREDICATES
 from tests.trees.harness import BOWL, node_file, scene, tree_file
-from trees.compiler import compile_tree, goal_bindings, read_tree_file
-from trees.nodes import ALL_NODE_NAMES, NODE_TYPES
-from trees.source import TreeError
+from tether.trees.compiler import compile_tree, goal_bindings, read_tree_file
+from tether.trees.nodes import ALL_NODE_NAMES, NODE_TYPES
+from tether.trees.source import TreeError
 
 REPO = Path(__file__).parents[2]
 DOC = (REPO / "docs" / "trees.md").read_text(encoding="utf-8")

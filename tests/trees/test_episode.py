@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from blackboard.episode import CommandConflict, storage
+from tether.blackboard.episode import CommandConflict, storage
 from tests.trees.harness import (
     BOWL,
     CHEESE,
@@ -17,7 +17,7 @@ from tests.trees.harness import (
     run,
     scene,
 )
-from trees.episode import run_episode
+from tether.trees.episode import run_episode
 
 PICK_PLACE_STEPS = f"""
       - move_to: {{object: {BOWL}}}
@@ -110,7 +110,7 @@ def test_every_episode_starts_from_a_clean_blackboard(tmp_path):
 
 
 def test_a_reference_to_a_key_written_in_an_earlier_episode_is_not_found(tmp_path):
-    from behaviours.leaf import MissingKey
+    from tether.behaviours.leaf import MissingKey
 
     robot = scene()
     run(compile_node(tmp_path, f"set: {{key: obj, value: {BOWL}}}", robot), robot)

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trees.compiler import LIBRARY, compile_tree
-from trees.recorder import FrameSettings
-from trees.run import run
-from trees.trace import read_trace
+from tether.trees.compiler import LIBRARY, compile_tree
+from tether.replay.recorder import FrameSettings
+from tether.session.run import run
+from tether.replay.trace import read_trace
 
 LIBRARY_TREES = sorted(LIBRARY.glob("*.yaml"))
 
@@ -66,7 +66,7 @@ def _place_through_a_stall(tmp_path: Path, robot, object: str, target: str, **pa
 def test_place_goes_on_when_lowering_stalls_above_a_region_s_top(tmp_path: Path):
     """A region's top can lie below what bears the object (a stove's cook region under its
     burner): the lowering stalls 1.4 cm short of it and the on check decides, not the stall."""
-    from scenes.kinematic import KinematicScene
+    from tether.scenes.kinematic import KinematicScene
 
     robot = KinematicScene({"burner": ([0.3, 0.0, 0.025], [0.1, 0.1, 0.025]),
                             "cook_region": ([0.3, 0.0, 0.023], [0.08, 0.08, 0.023]),
@@ -78,7 +78,7 @@ def test_place_goes_on_when_lowering_stalls_above_a_region_s_top(tmp_path: Path)
 def test_place_succeeds_when_the_retreat_is_out_of_reach(tmp_path: Path):
     """On a high fixture (a wine bottle on a cabinet's top) the arm cannot lift all of
     `release`'s retreat: the object is down and let go, so the placing counts."""
-    from scenes.kinematic import KinematicScene
+    from tether.scenes.kinematic import KinematicScene
 
     class ReachLimited(KinematicScene):
         def _apply(self, action):
@@ -95,7 +95,7 @@ def test_place_comes_over_its_target_high_and_then_down(tmp_path: Path):
     """Lifted 35 cm, with `cross` 0.15 the object first reaches the plate 25 cm over it, so
     what lies on the way (a drawer's walls it came out of) is cleared, and only then comes
     down."""
-    from scenes.kinematic import KinematicScene
+    from tether.scenes.kinematic import KinematicScene
     from tests.trees.harness import compile_path, tree_file
     from tests.trees.harness import run as run_tree
 

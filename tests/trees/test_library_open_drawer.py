@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
-from trees.run import run
+from tether.trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
+from tether.session.run import run
 
 TREE = LIBRARY / "open_drawer.yaml"
 

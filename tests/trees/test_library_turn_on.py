@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
-from trees.run import run
+from tether.trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
+from tether.session.run import run
 
 TREE = LIBRARY / "turn_on.yaml"
 TASK = "libero_goal/turn_on_the_stove"
@@ -21,7 +21,7 @@ def test_turn_on_binds_its_stove_from_a_turn_on_goal():
 
 @pytest.mark.slow
 def test_turn_on_turns_the_knob_past_libero_s_on_angle(tmp_path: Path):
-    from scenes.libero_scene import LiberoScene
+    from tether.scenes.libero_scene import LiberoScene
 
     scene = LiberoScene(TASK, 0)
     try:

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scenes.errors import TetherError
+from tether.errors import TetherError
 from tests.trees.harness import BOXES, node_file, scene, tree_file
-from trees.cli import app
-from trees.compiler import compile_tree
-from trees.source import TreeError
+from tether.cli.main import app
+from tether.trees.compiler import compile_tree
+from tether.trees.source import TreeError
 
 HERE = Path(__file__).parent
 MALFORMED = HERE / "malformed"
@@ -105,7 +105,7 @@ def test_an_unknown_subtree_suggests_the_closest_file_next_to_it(tmp_path):
 
 def test_an_ambiguous_object_name_lists_the_candidates(tmp_path):
     boxes = {**BOXES, "akita_black_bowl_2": ([0.0, 0.2, 0.02], [0.02, 0.02, 0.02])}
-    from scenes.kinematic import KinematicScene
+    from tether.scenes.kinematic import KinematicScene
 
     robot = KinematicScene(boxes)
     with pytest.raises(TreeError, match="'bowl' is ambiguous: it could be akita_black_bowl_1, "

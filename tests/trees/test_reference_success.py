@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trees.compiler import compile_tree
+from tether.trees.compiler import compile_tree
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "reference_success.py"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from blackboard.episode import storage
+from tether.blackboard.episode import storage
 from tests.trees.harness import (
     BOWL,
     FAILURE,
@@ -262,7 +262,7 @@ def test_a_primitive_stopped_after_commanding_leaves_the_tick_to_the_branch_that
 
 
 def test_two_commanders_in_one_parallel_raise_command_conflict(tmp_path):
-    from blackboard.episode import CommandConflict
+    from tether.blackboard.episode import CommandConflict
 
     robot = scene()
     root = compile_node(tmp_path, """

@@ -1,0 +1,96 @@
+"""Suite files: shipped suites load, and every mistake is reported at once with its location."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tether.errors import TetherError
+from tether.bench.suite import SUITES_DIR, load_suite, resolve_suite
+from tether.trees.source import TreeError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "suite.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_shipped_suites_load():
+    names = sorted(p.stem for p in SUITES_DIR.glob("*.yaml"))
+    assert {"smoke", "perturbed", "long_horizon", "learning"} <= set(names)
+    for name in names:
+        suite = load_suite(name, ROOT)
+        assert suite.episodes() or suite.skipped
+
+
+def test_smoke_is_small_and_perturbed():
+    episodes = load_suite("smoke", ROOT).episodes()
+    assert 3 <= len(episodes) <= 4
+    assert any(ep.perturb for ep in episodes)
+
+
+def test_episodes_are_the_product_in_a_fixed_order(tmp_path):
+    suite = load_suite(write(tmp_path, """
+suite: t
+tasks: [libero_goal/put_the_bowl_on_the_plate, libero_spatial/0]
+seeds: [3, 4]
+perturbations: {none: [], noisy: [pose_noise]}
+arms:
+  a: {tree: trees/library/pick_place.yaml}
+  b: {tree: trees/library/pick_place.yaml, memory: persistent, budget: 50}
+"""), ROOT)
+    eps = suite.episodes()
+    assert len(eps) == 2 * 2 * 2 * 2
+    assert eps[0].key == "a|libero_goal/put_the_bowl_on_the_plate|none|s3"
+    assert eps[-1].key.startswith("b|libero_spatial/")
+    assert {ep.budget for ep in eps if ep.arm.name == "b"} == {50}
+
+
+def test_every_mistake_is_located(tmp_path):
+    path = write(tmp_path, """suite: bad
+tasks: [libero_goal/no_such_task]
+seeds: -1
+perturbations:
+  p: [no_such_kind]
+arms:
+  a: {tree: trees/library/nope.yaml, memory: sometimes, withh: {}}
+budgett: 5
+headline: {arm: a, baseline: bare}
+""")
+    with pytest.raises(TreeError) as info:
+        load_suite(path, ROOT)
+    problems = info.value.problems
+    text = "\n".join(problems)
+    assert "suite.yaml:8:1: budgett: unknown key; did you mean 'budget'?" in text
+    assert "suite.yaml:2:9: tasks[0]: suite 'libero_goal' has no task" in text
+    assert "suite.yaml:3:1: seeds: expected a positive integer, got -1" in text
+    assert "suite.yaml:5:7: perturbations.p[0]: unknown perturbation" in text
+    assert "suite.yaml:7:38: arms.a.memory: expected one of none, fresh, persistent" in text
+    assert "arms.a.withh: unknown key; did you mean 'with'?" in text
+    assert "arms.a.tree: no tree file trees/library/nope.yaml" in text
+    assert "headline.baseline: no arm 'bare' (arms: a)" in text
+
+
+def test_perturbed_leads_with_harness_against_the_bare_policy():
+    assert load_suite("perturbed", ROOT).headline == ("harness", "bare")
+
+
+def test_an_arm_whose_pieces_are_missing_is_skipped(tmp_path):
+    suite = load_suite(write(tmp_path, """
+suite: t
+tasks: [libero_goal/put_the_bowl_on_the_plate]
+arms:
+  later: {tree: trees/library/not_yet.yaml, requires: [models/checkpoints/not_yet]}
+  now: {tree: trees/library/pick_place.yaml}
+"""), ROOT)
+    assert "models/checkpoints/not_yet does not exist yet" in suite.skipped["later"]
+    assert {ep.arm.name for ep in suite.episodes()} == {"now"}
+
+
+def test_unknown_suite_name_suggests():
+    with pytest.raises(TetherError, match="did you mean 'smoke'"):
+        resolve_suite("smok")

@@ -1,0 +1,154 @@
+"""The trace recorder: what a trace holds after a run, and that it replays the run exactly."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import py_trees
+
+from tether.blackboard import trace_events
+from tests.trees import harness
+from tests.trees.harness import BOWL, compile_node, move_box, scene
+from tests.replay.recorded import PICK_PLACE, record_pick_place, statuses_at
+from tether.trees.compiler import compile_tree
+from tether.trees.episode import run_episode
+from tether.replay.recorder import Recorder
+from tether.replay.trace import TRACE_NAME, jsonable, parse_lines, read_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def kinds(records: list[dict]) -> list[str]:
+    return [e["kind"] for r in records if r["k"] == "tick" for e in r.get("events", [])]
+
+
+def test_statuses_replayed_from_the_trace_match_py_trees_at_every_tick(tmp_path):
+    robot = scene()
+    compiled = compile_tree(PICK_PLACE, {"object": BOWL, "target": "plate_1"},
+                            resolve=robot.resolve)
+    recorder = Recorder(tmp_path, compiled.root, robot)
+    nodes = list(recorder.nodes)
+    live: dict[int, dict[int, str]] = {}
+
+    def snapshot(tick) -> None:
+        live[tick.index] = {i: n.status.value for i, n in enumerate(nodes)}
+
+    result = run_episode(compiled.root, robot, budget=400, observers=(recorder, snapshot))
+    recorder.finish(result)
+    records = read_trace(tmp_path)
+    assert statuses_at(records) == live
+    assert [r["k"] for r in records[:2]] == ["header", "tree"] and records[-1]["k"] == "end"
+    assert records[-1]["success"] is True and records[-1]["steps"] == result.steps
+
+
+def test_tree_record_has_ids_types_params_and_origins(tmp_path):
+    run_dir, _ = record_pick_place(tmp_path)
+    tree = read_trace(run_dir)[1]["nodes"]
+    assert tree[0]["parent"] is None and all(n["parent"] < n["id"] for n in tree[1:])
+    grasp = next(n for n in tree if n.get("file", "").endswith("grasp.yaml"))
+    assert grasp["type"] == "subtree" and grasp["bindings"]["object"] == BOWL
+    approach = next(n for n in tree if n["name"].startswith("approach"))
+    assert approach["type"] == "move_to" and approach["params"]["tolerance"] == 0.01
+    assert approach["origin"].startswith("trees/library/grasp.yaml:")
+
+
+def test_failing_grasp_records_error_recovery_and_retry_with_frames(tmp_path):
+    run_dir, result = record_pick_place(tmp_path, frame_every=5)
+    records = read_trace(run_dir)
+    ticks = [r for r in records if r["k"] == "tick"]
+    assert len(ticks) == result.steps + 1  # the last tick finished the tree: no step after it
+    assert {"start", "success", "failure", "error", "recovery", "retry"} <= set(kinds(records))
+    error_tick = next(r for r in ticks if any(e["kind"] == "error" for e in r.get("events", [])))
+    assert error_tick["bb"]["/errors/last"]["code"] == "EMPTY_GRASP"
+    for r in ticks:
+        if r.get("events") or r["t"] % 5 == 0 or r["t"] == 1:
+            assert (run_dir / r["frames"]["top"]).is_file(), r["t"]
+        else:
+            assert "frames" not in r
+    assert ticks[0]["bb"]["/task/params"]["object"] == BOWL  # tick 1 holds the whole blackboard
+    assert all("/task/params" not in r.get("bb", {}) for r in ticks[1:])  # then only changes
+
+
+def test_preemption_is_an_event_on_the_topmost_stopped_node(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, f"""
+        reactive_selector:
+          - check: {{predicate: on, object: {BOWL}, target: plate_1, name: done}}
+          - sequence:
+              name: work
+              children:
+                - move_to: {{target: [0.2, 0.2, 0.25], name: reach}}
+        """, robot)
+    recorder = Recorder(tmp_path / "run", root, robot)
+    bowl_put_on_plate = harness.Recorder(root, robot, {2: move_box(BOWL, [0.25, 0.0, 0.03])})
+    recorder.finish(run_episode(root, robot, budget=50,
+                                observers=(recorder, bowl_put_on_plate)))
+    records = read_trace(tmp_path / "run")
+    names = {n["id"]: n["name"] for n in records[1]["nodes"]}
+    preempted = [names[e["node"]] for r in records if r["k"] == "tick"
+                 for e in r.get("events", []) if e["kind"] == "preempted"]
+    assert preempted == ["work"]
+
+
+def test_leaves_emit_events_that_the_recorder_keeps(tmp_path):
+    class Chunk(py_trees.behaviour.Behaviour):
+        def update(self):
+            trace_events.emit("vla_chunk", self.name, size=8)
+            return py_trees.common.Status.SUCCESS
+
+    robot = scene()
+    root = Chunk("policy")
+    recorder = Recorder(tmp_path, root, robot)
+    recorder.finish(run_episode(root, robot, budget=5, observers=(recorder,)))
+    events = read_trace(tmp_path)[2]["events"]
+    assert {"kind": "vla_chunk", "node": "policy", "size": 8} in events
+
+
+def test_jsonable_summarises_large_arrays_and_long_lists():
+    big = jsonable({"image": np.zeros((64, 64, 3), np.uint8), "xs": list(range(100)),
+                    "pose": np.array([0.123456789, 2.0]), "nan": float("nan")})
+    assert big["image"] == {"array": [64, 64, 3], "dtype": "uint8", "min": 0, "max": 0,
+                            "mean": 0}
+    assert len(big["xs"]) == 33 and big["xs"][-1] == {"…": "68 more"}
+    assert big["pose"] == [0.12346, 2.0] and big["nan"] == "nan"
+    json.dumps(big, allow_nan=False)
+
+
+def test_a_torn_last_line_is_ignored():
+    text = '{"k":"header"}\n{"k":"tick","t":1}\n{"k":"tick","t'
+    assert [r["k"] for r in parse_lines(text)] == ["header", "tick"]
+
+
+KILLED = """
+import sys
+from pathlib import Path
+from tests.replay.recorded import record_pick_place
+record_pick_place(Path(sys.argv[1]), frame_every=1, budget=10**7, slips=10**6)
+"""
+
+
+def test_a_run_killed_with_sigkill_is_readable_up_to_its_last_tick(tmp_path):
+    run_dir = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, str(run_dir)], cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            trace = run_dir / TRACE_NAME
+            if trace.is_file() and trace.read_bytes().count(b'"k":"tick"') >= 50:
+                break
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    records = read_trace(run_dir)
+    ticks = [r for r in records if r["k"] == "tick"]
+    assert len(ticks) >= 50 and records[-1]["k"] == "tick"
+    assert [r["t"] for r in ticks] == list(range(1, len(ticks) + 1))
+    assert all((run_dir / f).is_file() for r in ticks for f in r.get("frames", {}).values())

@@ -1,0 +1,115 @@
+"""`tether bench`: run a benchmark suite, gate on a baseline, compare two runs.
+
+    tether bench SUITE [--workers N] [--out DIR] [--backend process|ray] [--gate BASE.json]
+    tether bench compare A B          A, B: bench run directories or summary.json files
+
+SUITE is a suite file or the name of a shipped one (tether/bench/suites/: smoke, perturbed,
+long_horizon, learning). The run directory (default runs/bench/SUITE) keeps finished episodes,
+so running again resumes; `--fresh` starts over. Exit codes: 0 done (and the gate holds), 1 the
+gate found a drop (or, with --strict, an episode failed), 2 usage or input errors.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from tether.errors import TetherError
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _cell(c: dict | None) -> str:
+    return f"{c['successes']}/{c['episodes']} ({100 * c['rate']:.0f}%)" if c else "-"
+
+
+def _compare(a: str, b: str) -> None:
+    from tether.bench.gate import compare, load_summary
+
+    diffs = compare(load_summary(a), load_summary(b))
+    table = Table("arm | perturbation", "A", "B", "Δ pp", title=f"A = {a}, B = {b}")
+    for d in diffs:
+        delta = d.delta_pp
+        shown = "-" if delta is None else (f"[red]{delta:+.1f}[/]" if delta < 0 else
+                                           f"[green]{delta:+.1f}[/]" if delta > 0 else "0.0")
+        table.add_row(d.cell, _cell(d.a), _cell(d.b), shown)
+    out.print(table)
+
+
+def bench(
+    target: Annotated[list[str], typer.Argument(
+        metavar="SUITE | compare A B", help="A suite (file or shipped name), or `compare A B`.")],
+    workers: Annotated[int | None, typer.Option(
+        "--workers", "-j", min=1, help="Episodes at a time (default: all cores).")] = None,
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Run directory (default runs/bench/SUITE).")] = None,
+    backend: Annotated[str, typer.Option(help="process (local workers) or ray.")] = "process",
+    address: Annotated[str | None, typer.Option(
+        help="Ray cluster address (default: a local Ray with --workers CPUs).")] = None,
+    timeout: Annotated[float | None, typer.Option(
+        min=1, help="Wall seconds per episode before it is killed (default: the suite's).")
+    ] = None,
+    fresh: Annotated[bool, typer.Option(help="Delete the run directory first.")] = False,
+    gate: Annotated[Path | None, typer.Option(
+        metavar="BASELINE.json", help="Exit 1 when a cell's success drops below the baseline's "
+                                      "by more than --tolerance.")] = None,
+    tolerance: Annotated[float, typer.Option(help="Allowed drop per cell (percentage points).")
+                         ] = 0.0,
+    strict: Annotated[bool, typer.Option(help="Also exit 1 when any episode failed.")] = False,
+) -> None:
+    """Run a benchmark suite (episodes in parallel, resumable) and write its reports."""
+    from tether.bench.gate import gate as gate_check
+    from tether.bench.gate import load_summary
+    from tether.bench.report import write_reports
+    from tether.bench.runner import bench as run_bench
+    from tether.bench.suite import load_suite
+
+    try:
+        if target[0] == "compare":
+            if len(target) != 3:
+                raise TetherError("usage: tether bench compare A B")
+            _compare(target[1], target[2])
+            return
+        if len(target) != 1:
+            raise TetherError(f"expected one suite, got {' '.join(target)}")
+        suite = load_suite(target[0])
+        baseline = load_summary(gate) if gate else None
+        run_dir = out_dir or Path("runs/bench") / suite.name
+        if fresh:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        for why in suite.skipped.values():
+            err.print(f"[yellow]{why}[/]", markup=True)
+        rows = run_bench(suite, run_dir, workers=workers, backend=backend, address=address,
+                         timeout=timeout)
+        summary = write_reports(rows, run_dir, suite.name, suite.headline)
+    except TetherError as exc:
+        err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    out.print((run_dir / "summary.md").read_text(encoding="utf-8"), markup=False)
+    for problem in summary["export_problems"]:
+        err.print(f"[yellow]replay not exported: {problem}[/]", markup=True)
+    out.print(f"reports in {run_dir}/: summary.md, summary.json, junit.xml, success.png, "
+              "report.html, episodes.jsonl")
+    code = 0
+    if baseline is not None:
+        drops = gate_check(summary, baseline, tolerance)
+        for d in drops:
+            err.print(f"[bold red]gate:[/] {d}", markup=True)
+        if drops:
+            code = 1
+        else:
+            out.print(f"gate: no cell dropped more than {tolerance:g} pp below {gate}")
+    if strict and any(not r["success"] for r in rows):
+        code = 1
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `bench` verb to the tether app."""
+    app.command(context_settings={"help_option_names": ["-h", "--help"]})(bench)

@@ -1,0 +1,1 @@
+"""Datasets: demonstrations collected by driving the robot through trees, as LeRobotDatasets."""

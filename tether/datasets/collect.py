@@ -1,0 +1,179 @@
+"""`tether collect`: scripted-expert grasp demonstrations recorded as a LeRobotDataset.
+
+Each episode opens (or resets) a LIBERO scene, stages the end effector analytically at a
+pre-grasp pose above the object's grasp point (with a random offset, so the recorded grasps
+include corrections the learned policy must make from what it sees), then records the
+`ScriptedGrasp` expert from there until the object is lifted: per step the requested camera
+images (rendered on demand, in LIBERO's image convention), the 8-D state, the 7-D action and the
+instruction. Staging is not recorded and renders nothing. Episodes whose grasp fails are dropped.
+
+    collect(["libero_goal/put_the_bowl_on_the_plate"], episodes=40, root=Path("data/grasp"))
+
+The dataset uses lerobot's own format and writer (`LeRobotDataset.create`, images stored as
+PNG, no video encoding), so lerobot's tools and `tether train` read it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tether.models.observation import ACTION_NAMES, STATE_NAMES, CameraSpec, observe
+from tether.models.scripted import ScriptedGrasp
+from tether.errors import TetherError
+from tether.scenes.grasps import grasp_point
+from tether.scenes.robot import OPEN, Robot
+
+FPS = 20
+WRIST = CameraSpec("robot0_eye_in_hand", (64, 64), "image2")
+AGENTVIEW = CameraSpec("agentview", (64, 64), "image")
+CAMERAS = {"wrist": WRIST, "agentview": AGENTVIEW}
+
+
+@dataclass(frozen=True)
+class StageConfig:
+    """Where the grasp phase starts: `height` m above the grasp point, plus a uniform random
+    offset of up to `jitter_xy` m in x and y and `jitter_z` m in z."""
+
+    height: float = 0.10
+    jitter_xy: float = 0.02
+    jitter_z: float = 0.01
+    tolerance: float = 0.008
+    max_steps: int = 150
+
+
+@dataclass
+class CollectReport:
+    root: str
+    episodes: int
+    frames: int
+    attempts: int
+    seconds: float
+    tasks: list[str] = field(default_factory=list)
+    cameras: list[str] = field(default_factory=list)
+    stage: dict = field(default_factory=dict)
+    seed: int = 0
+    first_init_state: int = 0
+
+    def save(self) -> None:
+        """Write the report beside lerobot's metadata (`meta/tether_collect.json`)."""
+        path = Path(self.root) / "meta" / "tether_collect.json"
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+
+
+def instruction_for(name: str) -> str:
+    """The sub-task prompt of a grasp: 'pick up the black bowl' for `akita_black_bowl_1`."""
+    words = re.sub(r"_\d+$", "", name).split("_")
+    words = words[1:] if words[0] == "akita" else words
+    return "pick up the " + " ".join(words)
+
+
+def stage(robot: Robot, obj: str, config: StageConfig, rng: np.random.Generator) -> bool:
+    """Servo (gripper open) to the pre-grasp pose above `obj`; False when it is not reached."""
+    goal = grasp_point(obj, *robot.extent_of(obj)) + np.array([0.0, 0.0, config.height])
+    goal = goal + rng.uniform([-config.jitter_xy, -config.jitter_xy, -config.jitter_z],
+                              [config.jitter_xy, config.jitter_xy, config.jitter_z])
+    quat = robot.eef_pose().quat
+    for _ in range(config.max_steps):
+        if np.linalg.norm(goal - robot.eef_pose().pos) <= config.tolerance:
+            return True
+        robot.step(robot.servo(goal, quat, OPEN))
+    return False
+
+
+def record_episode(robot: Robot, obj: str, cameras: Sequence[CameraSpec], instruction: str,
+                   *, lift: float = 0.06, max_steps: int = 100) -> list[dict] | None:
+    """Frames of one expert grasp from where the robot is; None when the grasp fails."""
+    expert = ScriptedGrasp(robot, obj)
+    frames = []
+    for _ in range(max_steps):
+        obs = observe(robot, cameras, instruction)
+        action = expert.infer(obs)[0].astype(np.float32)
+        frames.append({**{f"observation.images.{k}": v for k, v in obs.images.items()},
+                       "observation.state": obs.state, "action": action, "task": instruction})
+        robot.step(action)
+        if robot.evaluate("lifted", {"object": obj, "height": lift}):
+            return frames if robot.is_grasped(obj) else None
+    return None
+
+
+def features(cameras: Sequence[CameraSpec]) -> dict:
+    out = {f"observation.images.{c.key}": {"dtype": "image", "shape": (*c.size, 3),
+                                           "names": ["height", "width", "channel"]}
+           for c in cameras}
+    out["observation.state"] = {"dtype": "float32", "shape": (8,), "names": list(STATE_NAMES)}
+    out["action"] = {"dtype": "float32", "shape": (7,), "names": list(ACTION_NAMES)}
+    return out
+
+
+def collect(tasks: Sequence[str], *, episodes: int, root: Path, cameras: Sequence[CameraSpec]
+            = (WRIST,), first_init_state: int = 0, seed: int = 0,
+            stage_config: StageConfig = StageConfig(),
+            progress: Callable[[int, int], None] | None = None) -> CollectReport:
+    """Record `episodes` successful expert grasps, cycling through `tasks` and their init states
+    from `first_init_state`. `progress(done, attempts)` is called after every attempt. An
+    interrupt (Ctrl-C) keeps the episodes recorded so far: the dataset is finalised either way;
+    when no episode was recorded, `root` is removed again (so the same command can be rerun)."""
+    from tether.scenes.catalogue import get_task
+
+    if not tasks:
+        raise TetherError("no task to collect from; give SUITE/TASK_NAME or SUITE/INDEX")
+    if episodes < 1:
+        raise TetherError(f"episodes must be at least 1, not {episodes}")
+    if root.exists():
+        raise TetherError(f"{root} exists; collect writes a new dataset (choose another --out)")
+    for task in tasks:  # before anything is written: a typo must not leave a dataset behind
+        get_task(task)
+
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    from tether.scenes.libero_scene import LiberoScene
+
+    start = time.perf_counter()
+    dataset = LeRobotDataset.create(repo_id=f"tether/{root.name}", fps=FPS, root=root,
+                                    features=features(cameras), robot_type="panda",
+                                    use_videos=False)
+    rng = np.random.default_rng(seed)
+    scenes: dict[str, LiberoScene] = {}
+    done = attempts = frames = 0
+    try:
+        while done < episodes:
+            if attempts >= 2 * episodes + 10:
+                raise TetherError(f"only {done} of {attempts} expert grasps succeeded; giving up")
+            task = tasks[attempts % len(tasks)]
+            init_state = first_init_state + attempts // len(tasks)
+            if task not in scenes:
+                scenes[task] = LiberoScene(task, init_state=init_state, seed=seed)
+            else:
+                scenes[task].reset(init_state=init_state % scenes[task].num_init_states)
+            robot = scenes[task]
+            obj = robot.resolve(robot.goal()[0][1])
+            attempts += 1
+            got = record_episode(robot, obj, cameras, instruction_for(obj)) \
+                if stage(robot, obj, stage_config, rng) else None
+            if got:
+                for frame in got:
+                    dataset.add_frame(frame)
+                dataset.save_episode()
+                done, frames = done + 1, frames + len(got)
+            if progress:
+                progress(done, attempts)
+    finally:
+        dataset.finalize()
+        for scene in scenes.values():
+            scene.close()
+        if done == 0:
+            shutil.rmtree(root, ignore_errors=True)
+    report = CollectReport(str(root), done, frames, attempts,
+                           round(time.perf_counter() - start, 1), list(tasks),
+                           [f"{c.camera} {c.size[0]}x{c.size[1]} as {c.key}" for c in cameras],
+                           asdict(stage_config), seed, first_init_state)
+    report.save()
+    return report

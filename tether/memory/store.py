@@ -1,0 +1,375 @@
+"""The long-term experience store: SQLite (WAL) is the truth, faiss the rebuildable index.
+
+    store = ExperienceStore("runs/memory.db")            # created on first use (embedder: minilm)
+    store.add(experience)                                # one atomic transaction
+    hits = store.search("put the bowl on the plate Objects: ...", k=3, partitions=(FAILURES,))
+
+Every write is one `BEGIN IMMEDIATE` transaction that also bumps a `generation` counter, so any
+number of processes may write at once (SQLite serialises them; `busy_timeout` waits instead of
+failing) and a process killed mid-write leaves the last committed state (WAL rollback). Each
+experience row holds its JSON record and the float32 embedding of its key text.
+
+The faiss index (one `VectorIndex` per partition) is derived data. It is kept current by this
+process's own writes; when another process has written (the generation moved on) it is rebuilt
+from SQLite before the next search. Rebuilds are saved next to the database (`PATH.index`, one
+atomically replaced file stamped with its generation) so a large store opens without re-indexing.
+
+The embedder is recorded in the store at creation; opening a store with another embedder is an
+error, so a store is never searched with vectors from a different model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tether.memory.experience import PARTITIONS, Experience
+from tether.memory.index import VectorIndex
+from tether.models.embedders import Embedder, get_embedder
+from tether.errors import TetherError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS experiences (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    partition TEXT NOT NULL,
+    task TEXT NOT NULL,
+    updated REAL NOT NULL,
+    data TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS experiences_partition ON experiences (partition);
+CREATE INDEX IF NOT EXISTS experiences_task ON experiences (task);
+"""
+BUSY_TIMEOUT_MS = 60_000
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A search result: the experience and its cosine similarity to the query."""
+
+    experience: Experience
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Change:
+    """How one committed write changes the index: add or remove a vector in a partition."""
+
+    op: str  # "add" or "remove"
+    seq: int
+    partition: str
+    vector: np.ndarray | None = None
+
+
+class ExperienceStore:
+    """A long-term memory file (see the module docstring)."""
+
+    def __init__(self, path: Path | str, embedder: Embedder | str | None = None):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                    isolation_level=None, check_same_thread=False)
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.lock = threading.RLock()
+        self._embedder = embedder if not isinstance(embedder, str) else get_embedder(embedder)
+        self._init_schema()
+        self.indexes: dict[str, VectorIndex] | None = None
+        self.index_generation = -1
+
+    # --- schema and embedder ----------------------------------------------------------------
+    def _init_schema(self) -> None:
+        with self.lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in filter(str.strip, SCHEMA.split(";")):
+                    self.conn.execute(statement)
+                meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+                if "embedder" not in meta:
+                    embedder = self._embedder or get_embedder("minilm")
+                    self._embedder = embedder
+                    self.conn.executemany("INSERT INTO meta VALUES (?, ?)", [
+                        ("embedder", embedder.name), ("dim", str(embedder.dim)),
+                        ("generation", "0"), ("created", str(time.time()))])
+                    meta = {"embedder": embedder.name, "dim": str(embedder.dim)}
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        self.embedder_name, self.dim = meta["embedder"], int(meta["dim"])
+        if self._embedder is not None and (self._embedder.name, self._embedder.dim) != (
+                self.embedder_name, self.dim):
+            raise TetherError(
+                f"memory store {self.path} was built with embedder '{self.embedder_name}' "
+                f"({self.dim}-d), not '{self._embedder.name}' ({self._embedder.dim}-d)")
+
+    @property
+    def embedder(self) -> Embedder:
+        """The store's embedder, loaded on first use (listing a store never loads a model)."""
+        if self._embedder is None:
+            self._embedder = get_embedder(self.embedder_name)
+        return self._embedder
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.embed(texts)
+
+    # --- transactions -------------------------------------------------------------------------
+    def generation(self) -> int:
+        return int(self.conn.execute("SELECT value FROM meta WHERE key = 'generation'")
+                   .fetchone()[0])
+
+    def write(self, body: Callable[[sqlite3.Connection], list[Change]]) -> None:
+        """Run `body` in one immediate transaction, bump the generation, update the index."""
+        with self.lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                before = self.generation()
+                changes = body(self.conn)
+                self.conn.execute("UPDATE meta SET value = ? WHERE key = 'generation'",
+                                  (str(before + 1),))
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            if self.indexes is not None and self.index_generation == before:
+                for change in changes:
+                    index = self.indexes[change.partition]
+                    if change.op == "add":
+                        index.add(np.array([change.seq]), change.vector.reshape(1, -1))
+                    else:
+                        index.remove(np.array([change.seq]))
+                self.index_generation = before + 1
+            else:
+                self.indexes = None  # another process wrote in between: rebuild on next search
+
+    # --- writing ------------------------------------------------------------------------------
+    def add(self, experience: Experience, vector: np.ndarray | None = None) -> Experience:
+        """Add one experience (embedding its key unless `vector` is given)."""
+        self.add_many([experience], None if vector is None else vector.reshape(1, -1))
+        return experience
+
+    def add_many(self, experiences: list[Experience], vectors: np.ndarray | None = None) -> None:
+        """Add experiences in one transaction (all or none)."""
+        if not experiences:
+            return
+        for e in experiences:
+            if e.partition not in PARTITIONS:
+                raise TetherError(f"unknown memory partition '{e.partition}' "
+                                  f"(one of {', '.join(PARTITIONS)})")
+        if vectors is None:
+            vectors = self.embed([e.key for e in experiences])
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(experiences), self.dim):
+            raise ValueError(f"expected {len(experiences)} vectors of {self.dim}, "
+                             f"got {vectors.shape}")
+
+        def insert(conn: sqlite3.Connection) -> list[Change]:
+            changes = []
+            for e, v in zip(experiences, vectors, strict=True):
+                cur = conn.execute(
+                    "INSERT INTO experiences (id, partition, task, updated, data, vector) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (e.id, e.partition, e.task, e.updated, json.dumps(e.to_dict()), v.tobytes()))
+                changes.append(Change("add", int(cur.lastrowid), e.partition, v))
+            return changes
+
+        self.write(insert)
+
+    def modify(self, id: str, edit: Callable[[Experience], None]) -> Experience:
+        """Read, edit and write back one experience in one transaction (no lost updates).
+
+        The key text (and so the vector) must not change; `edit` changes the record in place.
+        """
+        result: list[Experience] = []
+
+        def update(conn: sqlite3.Connection) -> list[Change]:
+            row = conn.execute("SELECT data FROM experiences WHERE id = ?", (id,)).fetchone()
+            if row is None:
+                raise TetherError(f"no experience '{id}' in {self.path}")
+            e = Experience.from_dict(json.loads(row[0]))
+            key = e.key
+            edit(e)
+            if e.key != key:
+                raise ValueError("modify() must not change an experience's key text")
+            e.updated = time.time()
+            conn.execute("UPDATE experiences SET data = ?, updated = ? WHERE id = ?",
+                         (json.dumps(e.to_dict()), e.updated, id))
+            result.append(e)
+            return []
+
+        self.write(update)
+        return result[0]
+
+    def delete(self, ids: Iterable[str]) -> int:
+        ids = list(ids)
+        removed: list[int] = []
+
+        def remove(conn: sqlite3.Connection) -> list[Change]:
+            changes = []
+            for id in ids:
+                row = conn.execute("SELECT seq, partition FROM experiences WHERE id = ?",
+                                   (id,)).fetchone()
+                if row is not None:
+                    conn.execute("DELETE FROM experiences WHERE seq = ?", (row[0],))
+                    changes.append(Change("remove", int(row[0]), row[1]))
+            removed.append(len(changes))
+            return changes
+
+        self.write(remove)
+        return removed[0]
+
+    # --- reading ------------------------------------------------------------------------------
+    def get(self, id: str) -> Experience:
+        row = self.conn.execute("SELECT data FROM experiences WHERE id = ?", (id,)).fetchone()
+        if row is None:
+            raise TetherError(f"no experience '{id}' in {self.path}")
+        return Experience.from_dict(json.loads(row[0]))
+
+    def find(self, prefix: str) -> Experience:
+        """The experience whose id starts with `prefix` (as `tether memory show` takes it)."""
+        rows = self.conn.execute("SELECT data FROM experiences WHERE id LIKE ? LIMIT 2",
+                                 (prefix.replace("%", "") + "%",)).fetchall()
+        if len(rows) != 1:
+            raise TetherError(f"{'no' if not rows else 'more than one'} experience with id "
+                              f"'{prefix}' in {self.path}")
+        return Experience.from_dict(json.loads(rows[0][0]))
+
+    def all(self, partition: str | None = None, task: str | None = None) -> Iterator[Experience]:
+        """Experiences, oldest first, optionally of one partition and/or task."""
+        sql, args = "SELECT data FROM experiences WHERE 1 = 1", []
+        if partition is not None:
+            sql, args = sql + " AND partition = ?", [*args, partition]
+        if task is not None:
+            sql, args = sql + " AND task = ?", [*args, task]
+        for (data,) in self.conn.execute(sql + " ORDER BY seq", args).fetchall():
+            yield Experience.from_dict(json.loads(data))
+
+    def counts(self) -> dict[str, int]:
+        rows = dict(self.conn.execute(
+            "SELECT partition, COUNT(*) FROM experiences GROUP BY partition").fetchall())
+        return {p: int(rows.get(p, 0)) for p in PARTITIONS}
+
+    def __len__(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM experiences").fetchone()[0])
+
+    # --- the index ----------------------------------------------------------------------------
+    @property
+    def index_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".index")
+
+    def rebuild_index(self, *, save: bool = True) -> float:
+        """Rebuild every partition's index from SQLite (and save it); returns the seconds taken."""
+        start = time.perf_counter()
+        with self.lock:
+            generation = self.generation()
+            indexes = {}
+            for partition in PARTITIONS:
+                rows = self.conn.execute(
+                    "SELECT seq, vector FROM experiences WHERE partition = ? ORDER BY seq",
+                    (partition,))
+                ids, blobs = [], []
+                for seq, blob in rows:
+                    ids.append(seq)
+                    blobs.append(blob)
+                vectors = (np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, self.dim)
+                           if blobs else np.zeros((0, self.dim), np.float32))
+                indexes[partition] = VectorIndex.build(self.dim, np.array(ids, np.int64), vectors)
+            self.indexes, self.index_generation = indexes, generation
+            if save:
+                self._save_index()
+        return time.perf_counter() - start
+
+    def _save_index(self) -> None:
+        assert self.indexes is not None
+        tmp = self.index_path.with_name(f"{self.index_path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            np.savez(f, generation=np.array(self.index_generation),
+                     embedder=np.array(self.embedder_name),
+                     **{p: idx.to_bytes() for p, idx in self.indexes.items()})
+        os.replace(tmp, self.index_path)
+
+    def _load_index(self, generation: int) -> bool:
+        try:
+            with np.load(self.index_path) as saved:
+                if int(saved["generation"]) != generation or str(saved["embedder"]) != \
+                        self.embedder_name:
+                    return False
+                self.indexes = {p: VectorIndex.from_bytes(self.dim, saved[p]) for p in PARTITIONS}
+        except (OSError, KeyError, ValueError, RuntimeError):
+            return False
+        self.index_generation = generation
+        return True
+
+    def ensure_index(self) -> None:
+        """Make the in-memory index match the database (load the saved one, or rebuild)."""
+        with self.lock:
+            generation = self.generation()
+            if self.indexes is not None and self.index_generation == generation:
+                return
+            if not self._load_index(generation):
+                self.rebuild_index(save=len(self) > 0)
+
+    def search(self, query: str | np.ndarray, *, k: int, partitions: Iterable[str] = PARTITIONS,
+               threshold: float = -1.0) -> dict[str, list[Hit]]:
+        """Top-`k` experiences per partition with similarity >= `threshold`, best first."""
+        vector = self.embed([query])[0] if isinstance(query, str) else np.asarray(query)
+        with self.lock:
+            self.ensure_index()
+            assert self.indexes is not None
+            found = {p: [(seq, s) for seq, s in self.indexes[p].search(vector, k) if s >= threshold]
+                     for p in partitions}
+            seqs = [seq for hits in found.values() for seq, _ in hits]
+            records: dict[int, Experience] = {}
+            for start in range(0, len(seqs), 500):
+                chunk = seqs[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self.conn.execute(
+                    f"SELECT seq, data FROM experiences WHERE seq IN ({marks})", chunk).fetchall()
+                records.update({seq: Experience.from_dict(json.loads(d)) for seq, d in rows})
+        return {p: [Hit(records[seq], s) for seq, s in hits if seq in records]
+                for p, hits in found.items()}
+
+    def export(self, path: Path | str) -> int:
+        """Write every experience as one JSON line (no vectors: they are re-embedded on import)."""
+        n = 0
+        with open(path, "w", encoding="utf-8") as f:
+            for e in self.all():
+                f.write(json.dumps(e.to_dict()) + "\n")
+                n += 1
+        return n
+
+    def import_(self, path: Path | str) -> tuple[int, int]:
+        """Add the experiences of an export file whose ids are new; (added, skipped)."""
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+            records = [Experience.from_dict(json.loads(line)) for line in lines if line.strip()]
+        except (OSError, ValueError, TypeError) as exc:
+            raise TetherError(f"cannot import {path}: {exc}") from None
+        known = {row[0] for row in self.conn.execute("SELECT id FROM experiences")}
+        fresh = [e for e in records if e.id not in known]
+        self.add_many(fresh)
+        return len(fresh), len(records) - len(fresh)
+
+    def check(self) -> str:
+        """SQLite's integrity check ('ok' when the file is consistent)."""
+        return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> ExperienceStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""Replay: the trace recorder, the trace format, the browser viewer and its exports."""

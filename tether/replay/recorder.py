@@ -1,0 +1,266 @@
+"""The trace recorder: a tick observer that writes everything needed to replay a run.
+
+`Recorder` is handed to `run_episode` as an observer. When created it writes the trace header and
+the tree's structure (each node once: id, parent, name, type, class, parameters, file:line). After
+every tick it writes one `tick` record with only what changed: nodes whose status or feedback
+changed, the nodes visited (when not the same as the tick before), blackboard keys written (as
+`trace.jsonable` values), the robot command, and the events of the tick. Camera frames are saved
+every `frame_every` ticks and at every tick with an event, before the tick record that names
+them.
+
+Events are derived, not declared: a leaf that starts RUNNING (`start`), a visited leaf that
+finishes (`success` / `failure`), a RUNNING node stopped by its parent (`preempted`, the topmost
+one only), a new entry in /errors/history (`error`), a retry decorator re-running its failed
+child (`retry`), a selector falling back to a later child after an earlier one failed
+(`recovery`), and what leaves `emit` (`tether.blackboard.trace_events`, e.g. `vla_chunk`). When the
+scene cannot render (no display and no EGL), frames stop with a `frames_off` event.
+
+    recorder = Recorder(run_dir, root, robot, meta={"task": ...}, frame_every=10,
+                        cameras=("agentview",))
+    result = run_episode(root, robot, budget=..., observers=(recorder,))
+    recorder.finish(result)
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import py_trees
+
+from tether.blackboard import trace_events
+from tether.blackboard.episode import storage
+from tether.errors import TetherError
+from tether.scenes.robot import Robot
+from tether.trees.episode import EpisodeResult, Tick
+from tether.replay.trace import FORMAT, FRAMES_DIR, TRACE_NAME, TraceFile, jsonable
+
+Status = py_trees.common.Status
+FINISHED = (Status.SUCCESS, Status.FAILURE)
+IMMUTABLE = (str, int, float, bool, type(None), tuple)
+MISSING = object()
+
+
+@dataclass(frozen=True)
+class FrameSettings:
+    """Which cameras to save, how often (ticks; 0: only at events) and at what size (h, w)."""
+
+    cameras: tuple[str, ...] = ()
+    every: int = 0
+    size: tuple[int, int] = (128, 128)
+    quality: int = 80  # JPEG
+
+
+def describe(node: py_trees.behaviour.Behaviour) -> dict[str, Any]:
+    """What the trace says about a node besides its place in the tree."""
+    out: dict[str, Any] = {
+        "name": node.name,
+        "type": getattr(node, "node_type", type(node).__name__.lower()),
+        "class": type(node).__name__,
+    }
+    if hasattr(node, "origin"):
+        out["origin"] = node.origin
+    params = getattr(node, "params", None)
+    if params:
+        out["params"] = {k: _param(v) for k, v in params.items()}
+    if hasattr(node, "tree_file"):
+        out["file"] = node.tree_file
+        out["bindings"] = {k: _param(v) for k, v in node.bindings.items()}
+    return out
+
+
+def _unchanged(value: Any, last: Any) -> bool:
+    """Whether a blackboard value equals its copy from an earlier tick (cheaply, in C mostly)."""
+    if value is last:
+        return isinstance(value, IMMUTABLE)
+    if type(value) is not type(last):
+        return False
+    if isinstance(value, np.ndarray):
+        return value.shape == last.shape and bool(np.array_equal(value, last))
+    try:
+        return bool(value == last)
+    except (TypeError, ValueError):  # e.g. containers holding arrays
+        return False
+
+
+def _param(value: Any) -> Any:
+    if isinstance(value, py_trees.behaviour.Behaviour):
+        return value.name
+    if isinstance(value, list):
+        return [_param(v) for v in value]
+    return value if isinstance(value, bool | int | float | str | type(None)) else str(value)
+
+
+class Recorder:
+    """Writes `trace.jsonl` (and `frames/`) in `run_dir` for one episode of `root` on `robot`."""
+
+    def __init__(self, run_dir: Path, root: py_trees.behaviour.Behaviour, robot: Robot, *,
+                 meta: dict[str, Any] | None = None, frames: FrameSettings = FrameSettings()):
+        self.run_dir, self.root, self.robot, self.frames = run_dir, root, robot, frames
+        self.nodes: list[py_trees.behaviour.Behaviour] = []
+        self.parent: list[int | None] = []
+        self._walk(root, None)
+        self.index = {n.id: i for i, n in enumerate(self.nodes)}
+        self.status = [Status.INVALID] * len(self.nodes)
+        self.feedback = [""] * len(self.nodes)
+        self.leaf = [not n.children for n in self.nodes]
+        self.retry = [isinstance(n, py_trees.decorators.Retry) for n in self.nodes]
+        self.in_selector = [p is not None and isinstance(self.nodes[p],
+                                                         py_trees.composites.Selector)
+                            for p in self.parent]
+        self.raw: dict[str, Any] = {}
+        self.bb: dict[str, Any] = {}
+        self.errors = 0
+        self.visited: list[int] = []
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if frames.cameras:
+            (run_dir / FRAMES_DIR).mkdir(exist_ok=True)
+        self.file = TraceFile(run_dir / TRACE_NAME)
+        self.file.write({"k": "header", "format": FORMAT, **(meta or {}),
+                         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                         "control_dt": robot.control_dt,
+                         "frames": {"cameras": list(frames.cameras), "every": frames.every,
+                                    "size": list(frames.size)}})
+        self.file.write({"k": "tree", "nodes": [
+            {"id": i, "parent": self.parent[i], **describe(n)} for i, n in enumerate(self.nodes)]})
+        trace_events.drain()
+
+    def _walk(self, node: py_trees.behaviour.Behaviour, parent: int | None) -> None:
+        me = len(self.nodes)
+        self.nodes.append(node)
+        self.parent.append(parent)
+        for child in node.children:
+            self._walk(child, me)
+
+    # --- every tick ----------------------------------------------------------------------
+    def __call__(self, tick: Tick) -> None:
+        visited = sorted(self.index[n.id] for n in tick.visited if n.id in self.index)
+        changes, before = self._statuses()
+        events = self._events(tick, visited, changes, before)
+        record: dict[str, Any] = {"k": "tick", "t": tick.index, "step": self.robot.steps,
+                                  "sim": round(self.robot.sim_time, 4), "root": tick.root.value}
+        tip = self.root.tip()
+        if tip is not None and tip.id in self.index:
+            record["tip"] = self.index[tip.id]
+        if visited != self.visited:  # left out while the same path is ticked tick after tick
+            record["visited"] = self.visited = visited
+        if changes:
+            record["changes"] = {str(i): [self.status[i].value, self.feedback[i]]
+                                 for i in changes}
+        written, deleted = self._blackboard()
+        if written:
+            record["bb"] = written
+        if deleted:
+            record["bb_del"] = deleted
+        if tick.action is not None:
+            record["cmd"] = {"by": tick.commander, "a": jsonable(np.asarray(tick.action))}
+        if events:
+            record["events"] = events
+        if self.frames.cameras and (events or tick.root in FINISHED or (
+                self.frames.every and (tick.index == 1 or tick.index % self.frames.every == 0))):
+            saved = self._save_frames(tick.index)
+            if saved:
+                record["frames"] = saved
+        self.file.write(record)
+
+    def _statuses(self) -> tuple[list[int], list[Status]]:
+        """Indices of nodes whose status or feedback changed, and the statuses before."""
+        before = list(self.status)
+        changed = []
+        for i, node in enumerate(self.nodes):
+            status, feedback = node.status, node.feedback_message
+            if status is not self.status[i] or feedback != self.feedback[i]:
+                self.status[i], self.feedback[i] = status, feedback
+                changed.append(i)
+        return changed, before
+
+    def _events(self, tick: Tick, visited: list[int], changes: list[int],
+                before: list[Status]) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = []
+        seen = set(visited)
+        for i in changes:
+            was, now = before[i], self.status[i]
+            if was is Status.RUNNING and now is Status.INVALID:
+                p = self.parent[i]
+                if p is None or not (before[p] is Status.RUNNING
+                                     and self.status[p] is Status.INVALID):
+                    events.append({"kind": "preempted", "node": i})
+            elif self.leaf[i] and now is Status.RUNNING and was is not Status.RUNNING:
+                events.append({"kind": "start", "node": i})
+        for i in visited:
+            now = self.status[i]
+            if self.leaf[i] and now in FINISHED:
+                events.append({"kind": now.value.lower(), "node": i,
+                               "feedback": self.feedback[i]})
+            if self.retry[i] and now is Status.RUNNING:
+                node = self.nodes[i]
+                child = self.index[node.decorated.id]
+                if child in seen and self.status[child] is Status.FAILURE:
+                    events.append({"kind": "retry", "node": i, "failed": child,
+                                   "failures": node.failures})
+            if self.in_selector[i] and before[i] is not Status.RUNNING \
+                    and now is not Status.INVALID:
+                p = self.parent[i]
+                siblings = [self.index[c.id] for c in self.nodes[p].children]
+                k = siblings.index(i)
+                failed = [s for s in siblings[:k] if s in seen and self.status[s] is Status.FAILURE]
+                if failed:
+                    events.append({"kind": "recovery", "node": i, "selector": p,
+                                   "after": failed[-1]})
+        history = storage().get("/errors/history") or []
+        for error in history[self.errors:]:
+            events.append({"kind": "error", **jsonable(error)})
+        self.errors = len(history)
+        events.extend(jsonable(e) for e in trace_events.drain())
+        return events
+
+    def _blackboard(self) -> tuple[dict[str, Any], list[str]]:
+        written: dict[str, Any] = {}
+        store = storage()
+        for key, value in store.items():
+            last = self.raw.get(key, MISSING)
+            if last is not MISSING and _unchanged(value, last):
+                continue
+            self.raw[key] = copy.deepcopy(value)  # a list appended to in place differs next tick
+            encoded = jsonable(value)
+            if encoded != self.bb.get(key, MISSING):
+                self.bb[key] = written[key] = encoded
+        deleted = [k for k in self.bb if k not in store]
+        for key in deleted:
+            del self.bb[key]
+            self.raw.pop(key, None)
+        return written, deleted
+
+    def _save_frames(self, index: int) -> dict[str, str]:
+        from PIL import Image
+
+        saved = {}
+        for camera in self.frames.cameras:
+            try:
+                image = self.robot.render(camera, self.frames.size)
+            except TetherError as exc:  # no frames is better than no run: say so in the trace
+                self.frames = FrameSettings()
+                trace_events.emit("frames_off", "recorder", reason=str(exc))
+                return saved
+            if image is None:
+                continue
+            name = f"{FRAMES_DIR}/t{index:06d}-{camera}.jpg"
+            Image.fromarray(image).save(self.run_dir / name, quality=self.frames.quality)
+            saved[camera] = name
+        return saved
+
+    # --- the end -------------------------------------------------------------------------
+    def finish(self, result: EpisodeResult | None = None, *, aborted: str | None = None) -> None:
+        """Write the end record (the result, or why the episode stopped early) and close."""
+        record: dict[str, Any] = {"k": "end"}
+        if result is not None:
+            record.update(success=result.success, tree_status=result.tree_status,
+                          steps=result.steps, sim_time=result.sim_time, ended_by=result.ended_by)
+        if aborted is not None:
+            record["aborted"] = aborted
+        self.file.write(record)
+        self.file.close()
