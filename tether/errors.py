@@ -2,8 +2,8 @@
 
 Every mistake a user can make (a malformed tree file, an unknown task or object, a bad CLI
 argument) raises a `TetherError` whose message says what is wrong, where, and what was probably
-meant. The CLI prints the message and exits with code 2, never a traceback. It lives in `scenes/`
-because that is the bottom layer: every other package may import it.
+meant. The CLI prints the message and exits with code 2, never a traceback. This module is the
+bottom layer: every other package may import it, and it imports none of them.
 """
 
 from __future__ import annotations
