@@ -109,8 +109,14 @@ def test_reports_and_junit_are_well_formed(tmp_path):
     assert summary["cells"]["ok|none"]["ci95"] == [round(x, 4) for x in wilson(1, 2)]
     assert summary["arms"]["raises"]["errors"] == 4
     assert len(summary["export_problems"]) == 2  # the fake failures recorded no trace.jsonl
-    for name in ("summary.json", "summary.md", "junit.xml", "success.png", "report.html"):
-        assert (out / name).stat().st_size > 0
+    written = json.loads((out / "summary.json").read_text())
+    assert written == json.loads(json.dumps({k: v for k, v in summary.items()
+                                             if k != "export_problems"}))
+    md = (out / "summary.md").read_text().splitlines()
+    assert md[0] == "# bench: fake" and "| ok | none | 1/2 | 50% | 9%–91% | 0 |" in md
+    assert (out / "success.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "report.html").read_text().startswith(
+        "<!doctype html><meta charset=utf-8><title>bench fake</title>\n")
     root = ET.parse(out / "junit.xml").getroot()
     cases = root.findall(".//testcase")
     assert len(cases) == len(rows) == 8

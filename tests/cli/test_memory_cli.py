@@ -27,6 +27,11 @@ def store_path(tmp_path):
     return path
 
 
+def rule_id(path: str) -> str:
+    with ExperienceStore(path) as store:
+        return next(store.all(RULES)).id
+
+
 def invoke(*args: str):
     return runner.invoke(app, ["memory", *args])
 
@@ -41,12 +46,17 @@ def test_list_search_show_and_stats(store_path):
     listed = invoke("list", "--store", s)
     assert listed.exit_code == 0 and "abc123" in listed.output and "rules" in listed.output
     found = invoke("search", "cheese on the plate", "--store", s, "-k", "1")
-    assert found.exit_code == 0 and "failures" in found.output
+    cells = [[c.strip() for c in line.split("│")[1:4]] for line in found.output.splitlines()
+             if line.startswith("│")]
+    rows = [r for r in cells if r[0]]  # not the wrapped lines of a long cell
+    assert found.exit_code == 0 and rows == [["failures", "0.780", "abc123"],
+                                             ["rules", "0.780", rule_id(s)]]
     shown = invoke("show", "abc", "--store", s)
     assert shown.exit_code == 0 and "At step 4, descend (move_to) failed with STUCK." in \
         shown.output
     stats = invoke("stats", "--store", s)
-    assert "2 entries" in stats.output and "integrity ok" in stats.output
+    assert stats.output.splitlines()[0] == f"store {s}: 2 entries 0 successes, 1 failures, 1 rules"
+    assert stats.output.splitlines()[1].endswith("integrity ok")
 
 
 def test_export_import_and_rebuild(store_path, tmp_path):
@@ -54,9 +64,14 @@ def test_export_import_and_rebuild(store_path, tmp_path):
     assert invoke("export", str(dump), "--store", str(store_path)).exit_code == 0
     other = tmp_path / "other.db"
     imported = invoke("import", str(dump), "--store", str(other), "--embedder", "hashing")
-    assert imported.exit_code == 0 and "imported 2 entries" in imported.output
+    assert imported.exit_code == 0
+    assert imported.output == f"imported 2 entries into {other} (0 already there)\n"
+    again = invoke("import", str(dump), "--store", str(other))
+    assert again.output == f"imported 0 entries into {other} (2 already there)\n"
     rebuilt = invoke("rebuild-index", "--store", str(other))
-    assert rebuilt.exit_code == 0 and "2 entries" in rebuilt.output
+    assert rebuilt.exit_code == 0
+    assert rebuilt.output.startswith("rebuilt the index of 2 entries in ")
+    assert rebuilt.output.endswith(f" s ({other}.index)\n")
 
 
 def test_a_missing_store_is_a_usage_error_without_traceback(tmp_path):

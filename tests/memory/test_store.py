@@ -1,7 +1,10 @@
 """The experience store: SQLite is the truth, the faiss index follows it (own writes, other
-processes' writes, a saved index), partitions are searched apart, and records round-trip."""
+processes' writes, a saved index, a transaction's rollback), partitions are searched apart, and
+records round-trip."""
 
 from __future__ import annotations
+
+import sqlite3
 
 import numpy as np
 import pytest
@@ -118,3 +121,27 @@ def test_large_partitions_switch_to_pq_codes_re_ranked_exactly(monkeypatch, ivf_
     loaded.remove(np.array([124]))
     assert len(loaded) == EXACT_BELOW - 1 and loaded.search(vectors[123], 1)[0][0] != 124
     assert loaded.search(vectors[5], 1)[0][0] == 6
+
+
+def test_a_transaction_commits_all_its_writes_or_none(store):
+    kept = store.add(exp(instruction="kept"))
+    store.search("kept", k=1)  # the index is loaded, so it must follow the rollback too
+    with pytest.raises(RuntimeError, match="half-way"), store.transaction():
+        store.add(exp(instruction="undone"))
+        store.modify(kept.id, lambda e: setattr(e, "support", 5))
+        raise RuntimeError("half-way")
+    assert [e.id for e in store.all()] == [kept.id] and store.get(kept.id).support == 0
+    assert [h.experience.id for h in store.search("undone", k=5)[FAILURES]] == [kept.id]
+
+
+def test_a_failed_write_inside_a_transaction_is_undone_alone(store):
+    with store.transaction():
+        first = store.add(exp(instruction="first"))
+        with pytest.raises(TetherError, match="unknown memory partition"):
+            store.add_many([exp(instruction="valid"), exp("lessons")])
+        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+            store.add_many([exp(instruction="second"), exp(instruction="dup", id=first.id)])
+        last = store.add(exp(instruction="last"))
+    assert [e.id for e in store.all()] == [first.id, last.id]
+    assert sorted(h.experience.id for h in store.search("first", k=5)[FAILURES]) == sorted(
+        [first.id, last.id])

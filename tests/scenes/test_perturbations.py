@@ -114,9 +114,19 @@ def test_pose_noise_offsets_reported_positions_by_about_sigma():
     assert 0.015 < np.std(offsets) < 0.025
 
 
+def body_chain(model, geom: int) -> list[int]:
+    """The bodies from `geom`'s body up to (not including) the world."""
+    chain, b = [], int(model.geom_bodyid[geom])
+    while b != 0:
+        chain.append(b)
+        b = int(model.body_parentid[b])
+    return chain
+
+
 @pytest.mark.slow
 def test_reset_kinds_change_the_live_scene_and_added_objects_keep_recorded_states():
     from tether.scenes.libero_scene import LiberoScene
+    from tether.scenes.perturbations.appearance import _object_geoms
     from tether.scenes.perturbations.scene import PerturbedScene
 
     base = LiberoScene(GOAL8, init_state=0, seed=0)
@@ -126,6 +136,11 @@ def test_reset_kinds_change_the_live_scene_and_added_objects_keep_recorded_state
         model = base._env.env.sim.model._model
         cam, light = model.cam_pos[model.camera("agentview").id].copy(), model.light_diffuse.copy()
         arm = base._data.qpos[list(base._robot._ref_joint_pos_indexes)].copy()
+        root = base._bodies["akita_black_bowl_1"]
+        bowl_geoms = [g for g in range(model.ngeom) if root in body_chain(model, g)]
+        friction = model.geom_friction[bowl_geoms, 0].copy()
+        masses = {model.body(b).name: float(model.body_mass[b])
+                  for b in {*(int(model.geom_bodyid[g]) for g in bowl_geoms), root}}
     finally:
         base.close()
     specs = ["distractors:n=2", "position_swap:a=akita_black_bowl_1,b=plate_1", "lighting",
@@ -144,20 +159,25 @@ def test_reset_kinds_change_the_live_scene_and_added_objects_keep_recorded_state
                            before["akita_black_bowl_1"][:2], atol=0.03)
         assert not np.allclose(m.cam_pos[m.camera("agentview").id], cam)
         assert np.all(m.light_diffuse >= light) and np.any(m.light_diffuse > light)
-        from tether.scenes.perturbations.appearance import _object_geoms
-
         geoms = _object_geoms(scene, "akita_black_bowl_1")
         assert all(m.geom_matid[g] == -1 and tuple(m.geom_rgba[g, :3]) == (1, 0, 0)
                    for g in geoms)
-        body = scene._bodies["akita_black_bowl_1"]
-        base_friction = 1.0  # LIBERO's objects use MuJoCo's default sliding friction
-        assert all(m.geom_friction[g, 0] <= 0.2 * base_friction + 1e-9 for g in geoms)
-        assert m.body_mass[body] > 0
+
+        def bowl_dynamics():
+            """The bowl's sliding frictions and body masses as `friction`, `masses` hold them."""
+            return m.geom_friction[geoms, 0].copy(), {
+                name: float(m.body_mass[m.body(name).id]) for name in masses}
+
+        scaled_friction, scaled_masses = bowl_dynamics()
+        assert len(geoms) == len(friction) and np.allclose(scaled_friction, 0.2 * friction)
+        assert scaled_masses == pytest.approx({n: 2 * mass for n, mass in masses.items()})
         moved = scene._data.qpos[list(scene._robot._ref_joint_pos_indexes)]
         assert np.abs(moved - arm).max() > 0.02
         state = scene._env.get_sim_state().copy()
         scene.reset()
         assert np.array_equal(state, scene._env.get_sim_state())  # same seed, same start
+        again_friction, again_masses = bowl_dynamics()  # scaled once, not again on each reset
+        assert np.allclose(again_friction, scaled_friction) and again_masses == scaled_masses
     finally:
         scene.close()
 

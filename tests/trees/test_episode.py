@@ -17,6 +17,7 @@ from tests.trees.harness import (
     run,
     scene,
 )
+from tether.scenes.robot import CLOSE
 from tether.trees.episode import run_episode
 
 PICK_PLACE_STEPS = f"""
@@ -52,7 +53,7 @@ def test_the_robot_holds_the_gripper_as_last_commanded(tmp_path):
     robot = scene()
     root = compile_node(tmp_path, "sequence: [{set_gripper: close}, {wait: 5}]", robot)
     run(root, robot)
-    assert robot.gripper_command > 0 and robot.gripper_width() == 0.0
+    assert robot.gripper_command == CLOSE and robot.gripper_width() == 0.0
 
 
 def test_two_commanders_in_one_tick_raise_command_conflict(tmp_path):

@@ -15,7 +15,10 @@
    different parameters get their diagnosis rewritten to say what worked instead, and are
    marked `corrected_by`; they stop being the last word on that task.
 
-Each step is its own transaction, so concurrent episodes never lose an experience.
+Steps 2 to 5 are one transaction (`ExperienceStore.transaction`): two runs consolidating into
+one store at once take turns, so the second finds and merges what the first stored, and a run
+killed half-way leaves none of its writes. The diagnosis (maybe a language model's) and the
+embedding are done before it, so the store is not locked while they run.
 """
 
 from __future__ import annotations
@@ -23,11 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tether.memory.diagnosis import Diagnoser, diagnose
 from tether.blackboard.events import Event
+from tether.errors import TetherError
+from tether.memory.diagnosis import Diagnoser, diagnose
 from tether.memory.experience import FAILURES, RULES, SUCCESSES, Experience
 from tether.memory.store import ExperienceStore
-from tether.errors import TetherError
 
 MAX_TRACE = 2000
 
@@ -86,18 +89,19 @@ def consolidate(store: ExperienceStore, episode: EpisodeRecord, *,
                   "advice": episode.advice, "runs": [episode.run_id]},
         run_id=episode.run_id)
     vector = store.embed([exp.key])[0]
-    report = _store_or_merge(store, exp, vector, merge_threshold, d.cause)
-    for source in {a["source"] for a in episode.advice.values()} - {"default"}:
-        _, id = source.split(":", 1)
-        try:
-            store.modify(id, lambda e: _evidence(e, episode.success))
-        except TetherError:  # deleted since it was retrieved
-            continue
-        report.evidence.append(id)
-    if d.remedy:
-        report.rule = _add_rule(store, episode, d, vector)
-    if episode.success:
-        report.corrected = _correct(store, exp, vector, correct_threshold)
+    with store.transaction():
+        report = _store_or_merge(store, exp, vector, merge_threshold, d.cause)
+        for source in sorted({a["source"] for a in episode.advice.values()} - {"default"}):
+            _, id = source.split(":", 1)
+            try:
+                store.modify(id, lambda e: _evidence(e, episode.success))
+            except TetherError:  # deleted since it was retrieved
+                continue
+            report.evidence.append(id)
+        if d.remedy:
+            report.rule = _add_rule(store, episode, d, vector)
+        if episode.success:
+            report.corrected = _correct(store, exp, vector, correct_threshold)
     return report
 
 

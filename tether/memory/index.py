@@ -123,6 +123,10 @@ class VectorIndex:
     def __len__(self) -> int:
         return int(self.index.ntotal)
 
+    def ids(self) -> np.ndarray:
+        """The ids held, in insertion order."""
+        return faiss.vector_to_array(self.index.id_map)
+
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         with one_thread():
             self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32),
@@ -135,7 +139,7 @@ class VectorIndex:
             self.index.remove_ids(ids)
             return
         # faiss cannot remove from a re-ranked index: re-add the rest (the training is kept)
-        kept_ids = faiss.vector_to_array(self.index.id_map)
+        kept_ids = self.ids()
         vectors = faiss.downcast_index(inner.refine_index).reconstruct_n(0, len(kept_ids))
         keep = ~np.isin(kept_ids, ids)
         self.index.reset()

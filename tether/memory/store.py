@@ -9,6 +9,18 @@ number of processes may write at once (SQLite serialises them; `busy_timeout` wa
 failing) and a process killed mid-write leaves the last committed state (WAL rollback). Each
 experience row holds its JSON record and the float32 embedding of its key text.
 
+A read-then-write (search for a near-duplicate, then merge into it or add) is one transaction
+too: `with store.transaction():` holds the write lock from before the read, and every write and
+search inside it joins it (a nested write is a savepoint), so two processes doing it at once
+take turns and the second sees what the first wrote.
+
+    with store.transaction():
+        hits = store.search(vector, k=1, partitions=(SUCCESSES,), threshold=0.97)[SUCCESSES]
+        if hits:
+            store.modify(hits[0].experience.id, merge)
+        else:
+            store.add(experience, vector)
+
 The faiss index (one `VectorIndex` per partition) is derived data. It is kept current by this
 process's own writes; when another process has written (the generation moved on) it is rebuilt
 from SQLite before the next search. Rebuilds are saved next to the database (`PATH.index`, one
@@ -26,15 +38,16 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from tether.errors import TetherError
 from tether.memory.experience import PARTITIONS, Experience
 from tether.memory.index import VectorIndex
 from tether.models.embedders import Embedder, get_embedder
-from tether.errors import TetherError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -87,6 +100,8 @@ class ExperienceStore:
         self._init_schema()
         self.indexes: dict[str, VectorIndex] | None = None
         self.index_generation = -1
+        self.depth = 0  # transactions open on this connection (1: BEGIN, more: savepoints)
+        self.rebuilt_in_transaction = False
 
     # --- schema and embedder ----------------------------------------------------------------
     def _init_schema(self) -> None:
@@ -129,29 +144,66 @@ class ExperienceStore:
         return int(self.conn.execute("SELECT value FROM meta WHERE key = 'generation'")
                    .fetchone()[0])
 
-    def write(self, body: Callable[[sqlite3.Connection], list[Change]]) -> None:
-        """Run `body` in one immediate transaction, bump the generation, update the index."""
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One `BEGIN IMMEDIATE` transaction: what runs inside commits together or not at all.
+
+        The generation moves on at its start, and the in-memory index follows every write inside
+        it (and is dropped on rollback). Nested, it is a savepoint of the enclosing transaction.
+        """
         with self.lock:
+            if self.depth:
+                yield from self._savepoint()
+                return
             self.conn.execute("BEGIN IMMEDIATE")
+            self.depth, self.rebuilt_in_transaction = 1, False
             try:
                 before = self.generation()
-                changes = body(self.conn)
                 self.conn.execute("UPDATE meta SET value = ? WHERE key = 'generation'",
                                   (str(before + 1),))
+                if self.indexes is not None and self.index_generation == before:
+                    self.index_generation = before + 1  # no write of this one yet: still true
+                else:
+                    self.indexes = None  # another process wrote: rebuild when searched
+                yield
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
+                self.indexes, self.index_generation = None, -1
                 raise
-            if self.indexes is not None and self.index_generation == before:
+            finally:
+                self.depth = 0
+            if self.rebuilt_in_transaction and self.indexes is not None:
+                self._save_index()  # saved once committed, never with uncommitted rows
+
+    def _savepoint(self) -> Iterator[None]:
+        """The body of a nested `transaction`: undone alone when it raises."""
+        name = f"nested{self.depth}"
+        self.conn.execute(f"SAVEPOINT {name}")
+        self.depth += 1
+        try:
+            yield
+        except BaseException:
+            self.conn.execute(f"ROLLBACK TO {name}")
+            self.conn.execute(f"RELEASE {name}")
+            self.indexes, self.index_generation = None, -1  # it may hold the undone writes
+            raise
+        else:
+            self.conn.execute(f"RELEASE {name}")
+        finally:
+            self.depth -= 1
+
+    def write(self, body: Callable[[sqlite3.Connection], list[Change]]) -> None:
+        """Run `body` in a transaction (or the open one) and apply its changes to the index."""
+        with self.transaction():
+            changes = body(self.conn)
+            if self.indexes is not None:
                 for change in changes:
                     index = self.indexes[change.partition]
                     if change.op == "add":
                         index.add(np.array([change.seq]), change.vector.reshape(1, -1))
                     else:
                         index.remove(np.array([change.seq]))
-                self.index_generation = before + 1
-            else:
-                self.indexes = None  # another process wrote in between: rebuild on next search
 
     # --- writing ------------------------------------------------------------------------------
     def add(self, experience: Experience, vector: np.ndarray | None = None) -> Experience:
@@ -255,6 +307,10 @@ class ExperienceStore:
         for (data,) in self.conn.execute(sql + " ORDER BY seq", args).fetchall():
             yield Experience.from_dict(json.loads(data))
 
+    def ids(self) -> set[str]:
+        """Every experience's id."""
+        return {row[0] for row in self.conn.execute("SELECT id FROM experiences")}
+
     def counts(self) -> dict[str, int]:
         rows = dict(self.conn.execute(
             "SELECT partition, COUNT(*) FROM experiences GROUP BY partition").fetchall())
@@ -286,7 +342,9 @@ class ExperienceStore:
                            if blobs else np.zeros((0, self.dim), np.float32))
                 indexes[partition] = VectorIndex.build(self.dim, np.array(ids, np.int64), vectors)
             self.indexes, self.index_generation = indexes, generation
-            if save:
+            if save and self.depth:
+                self.rebuilt_in_transaction = True  # saved when it commits
+            elif save:
                 self._save_index()
         return time.perf_counter() - start
 
@@ -356,9 +414,13 @@ class ExperienceStore:
             records = [Experience.from_dict(json.loads(line)) for line in lines if line.strip()]
         except (OSError, ValueError, TypeError) as exc:
             raise TetherError(f"cannot import {path}: {exc}") from None
-        known = {row[0] for row in self.conn.execute("SELECT id FROM experiences")}
-        fresh = [e for e in records if e.id not in known]
-        self.add_many(fresh)
+        known = self.ids()
+        new = [e for e in records if e.id not in known]
+        vectors = self.embed([e.key for e in new]) if new else None  # before taking the lock
+        with self.transaction():  # the check for known ids and the adding are one write
+            known = self.ids()
+            fresh = [i for i, e in enumerate(new) if e.id not in known]
+            self.add_many([new[i] for i in fresh], None if vectors is None else vectors[fresh])
         return len(fresh), len(records) - len(fresh)
 
     def check(self) -> str:
