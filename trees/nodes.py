@@ -170,8 +170,9 @@ register(NodeType(
     lambda name, yaw, relative, tolerance, max_steps, axis: Rotate(
         name, yaw, relative=relative, tolerance=tolerance, max_steps=max_steps, axis=axis),
     params={"yaw": Spec(FLOAT, doc="radians (about `axis`; yaw for the default z)"),
-            "relative": Spec(BOOL, True),
-            "tolerance": Spec(Float(0.0), 0.03, "radians"), "max_steps": Spec(Int(1), 100),
+            "relative": Spec(BOOL, True, "turn by `yaw`; false: turn to `yaw`"),
+            "tolerance": Spec(Float(0.0), 0.03, "radians"),
+            "max_steps": Spec(Int(1), 100, "step cap"),
             "axis": Spec(Choice("x", "y", "z"), "z", "world axis to turn about")},
     primary="yaw", label=lambda p: f"rotate {p['yaw']:+.2f} rad"
     + ("" if p["axis"] == "z" else f" about {p['axis']}")))
@@ -193,7 +194,7 @@ register(NodeType(
 register(NodeType(
     "set_gripper", LEAF, "Open or close the gripper, holding the arm; SUCCESS when the fingers "
     "stop moving.", lambda name, state: SetGripper(name, state),
-    params={"state": Spec(Choice("open", "close"))}, primary="state",
+    params={"state": Spec(Choice("open", "close"), doc="what the fingers do")}, primary="state",
     label=lambda p: f"set_gripper {p['state']}"))
 register(NodeType(
     "release", LEAF, "Open the gripper, then retreat `lift` m straight up.",
@@ -202,7 +203,8 @@ register(NodeType(
     label=lambda p: "release"))
 register(NodeType(
     "wait", LEAF, "Let `steps` control steps pass; the robot holds.",
-    lambda name, steps: Wait(name, steps), params={"steps": Spec(Int(0))}, primary="steps",
+    lambda name, steps: Wait(name, steps),
+    params={"steps": Spec(Int(0), doc="control steps to let pass")}, primary="steps",
     label=lambda p: f"wait {p['steps']}"))
 register(NodeType(
     "check", LEAF, "Test a named predicate: SUCCESS if it holds, else FAILURE (writing `error` "
@@ -260,7 +262,8 @@ def _set(name: str, key: str, value: Any) -> py_trees.behaviour.Behaviour:
 register(NodeType(
     "set", LEAF, "Write a value to a blackboard key (relative keys live under /user); a value "
     "`${/key}` copies that key's value at run time.", _set,
-    params={"key": Spec(KEY_TYPE), "value": Spec(ANY)},
+    params={"key": Spec(KEY_TYPE, doc="blackboard key; relative keys live under /user"),
+            "value": Spec(ANY, doc="any YAML value, or `${/key}` to copy that key's value")},
     label=lambda p: f"set {p['key']} = {p['value']}"))
 
 register(NodeType(
@@ -309,7 +312,8 @@ register(NodeType(
 register(NodeType(
     "error_is", LEAF, "SUCCESS when the last recorded error has code `code`, else FAILURE; a "
     "recovery branch starts with it to handle only its error. Never RUNNING.",
-    lambda name, code: ErrorIs(name, (code,)), params={"code": Spec(ERROR_CODE)},
+    lambda name, code: ErrorIs(name, (code,)),
+    params={"code": Spec(ERROR_CODE, doc="the error code to handle")},
     primary="code", label=lambda p: f"error is {p['code']}"))
 register(NodeType(
     "replan", LEAF, "Ask the planner again (with the errors and the event log) and run the plan "

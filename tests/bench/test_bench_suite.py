@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tether.errors import TetherError
-from tether.bench.suite import SUITES_DIR, load_suite, resolve_suite
+from tether.trees.compiler import LIBRARY
 from tether.trees.source import TreeError
+
+from tether.bench.suite import SUITES_DIR, load_suite, resolve_suite
+from tether.errors import TetherError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,6 +26,30 @@ def test_shipped_suites_load():
     for name in names:
         suite = load_suite(name, ROOT)
         assert suite.episodes() or suite.skipped
+
+
+def test_shipped_suites_name_library_trees_so_they_load_from_any_directory(tmp_path):
+    suite = load_suite("perturbed", tmp_path)
+    assert {a.name: a.file for a in suite.arms} == {
+        name: LIBRARY / f"{tree}.yaml" for name, tree in [
+            ("analytic", "pick_place"), ("memory", "recall_pick_place"),
+            ("harness", "vla_pick_place"), ("bare", "vla_bare")]}
+    assert suite.skipped == {}
+    assert load_suite("long_horizon", tmp_path).skipped == {
+        "planned": "arm 'planned' skipped: chain_pick_place does not exist yet"}
+
+
+def test_an_arm_tree_is_a_path_from_the_root_or_a_library_name(tmp_path):
+    (tmp_path / "mine.yaml").write_text("root: {wait: 1}\n", encoding="utf-8")
+    suite = load_suite(write(tmp_path, """
+suite: t
+tasks: [libero_goal/put_the_bowl_on_the_plate]
+arms:
+  path: {tree: mine.yaml}
+  library: {tree: grasp}
+"""), tmp_path)
+    assert {a.name: (a.tree, a.file) for a in suite.arms} == {
+        "path": ("mine.yaml", tmp_path / "mine.yaml"), "library": ("grasp", LIBRARY / "grasp.yaml")}
 
 
 def test_smoke_is_small_and_perturbed():

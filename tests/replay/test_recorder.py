@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from tests.trees.harness import BOWL, compile_node, move_box, scene
 from tests.replay.recorded import PICK_PLACE, record_pick_place, statuses_at
 from tether.trees.compiler import compile_tree
 from tether.trees.episode import run_episode
-from tether.replay.recorder import Recorder
+from tether.replay import recorder as recorder_module
+from tether.replay.recorder import FrameSettings, Recorder
 from tether.replay.trace import TRACE_NAME, jsonable, parse_lines, read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +29,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def kinds(records: list[dict]) -> list[str]:
     return [e["kind"] for r in records if r["k"] == "tick" for e in r.get("events", [])]
+
+
+def test_the_module_docstring_example_records_a_run(tmp_path):
+    example = textwrap.dedent("\n".join(line for line in recorder_module.__doc__.splitlines()
+                                         if line.startswith("    ")))
+    robot = scene()
+    names = {"Recorder": Recorder, "FrameSettings": FrameSettings, "run_episode": run_episode,
+             "run_dir": tmp_path / "run", "root": compile_node(tmp_path, "wait: 3", robot),
+             "robot": robot, "task": "kinematic"}
+    exec(example, names)
+    records = read_trace(tmp_path / "run")
+    assert [r["k"] for r in records] == ["header", "tree", "tick", "tick", "tick", "tick", "end"]
+    assert records[0]["task"] == "kinematic"
+    assert records[0]["frames"] == {"cameras": ["agentview"], "every": 10, "size": [128, 128]}
+    assert records[-1]["tree_status"] == "SUCCESS"
 
 
 def test_statuses_replayed_from_the_trace_match_py_trees_at_every_tick(tmp_path):

@@ -1,7 +1,8 @@
 """docs/trees.md is the language reference: it has a section for every node type, documents
 every parameter, predicate and error code, and every `yaml` example in it compiles (against the
 KinematicScene of tests/trees/harness.py, whose bowl and plate the examples name; subtree examples
-use trees/library)."""
+use trees/library). Its node tables are what `tether.trees.reference` generates from the node
+registry."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tether.scenes.predicates import PREDICATES
 from tests.trees.harness import BOWL, node_file, scene, tree_file
 from tether.trees.compiler import compile_tree, goal_bindings, read_tree_file
 from tether.trees.nodes import ALL_NODE_NAMES, NODE_TYPES
+from tether.trees.reference import FIX, documented, marked, rewrite
 from tether.trees.source import TreeError
 
 REPO = Path(__file__).parents[2]
@@ -58,6 +60,29 @@ EXAMPLES = blocks(DOC, "yaml")
 
 def test_there_is_a_section_for_every_node_type_and_no_other():
     assert sorted(sections()) == ALL_NODE_NAMES
+
+
+def test_node_tables_are_generated_from_the_registry():
+    assert DOC == rewrite(DOC), f"docs/trees.md's node tables differ from the registry: run `{FIX}`"
+
+
+def test_every_node_type_with_parameters_has_its_table_in_its_section():
+    want = sorted(name for name, nt in NODE_TYPES.items() if documented(nt))
+    assert sorted(marked(DOC)) == want, (
+        "add `<!-- params: NAME -->` and `<!-- /params -->` to the node's section, then run "
+        f"`{FIX}`")
+    assert [n for n in want if f"<!-- params: {n} -->" not in sections()[n]] == []
+
+
+def test_every_parameter_of_a_node_type_has_a_doc():
+    assert [f"{name}.{param}" for name, nt in NODE_TYPES.items()
+            for param, spec in nt.params.items() if not spec.doc] == []
+
+
+def test_the_scalar_shorthand_table_names_every_primary_parameter():
+    table = DOC.split("**Scalar shorthand.**", 1)[1].split("\n\n")[1]
+    rows = [re.findall(r"`(\w+)`", line)[:2] for line in table.splitlines()[2:]]
+    assert dict(rows) == {name: nt.primary for name, nt in NODE_TYPES.items() if nt.primary}
 
 
 @pytest.mark.parametrize("line,text", EXAMPLES, ids=[f"line{n}" for n, _ in EXAMPLES])

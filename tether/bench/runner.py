@@ -66,7 +66,7 @@ def run_episode(ep: Episode, out: str) -> dict[str, Any]:
     scratch = out_dir / "scratch" / ep.slug
     shutil.rmtree(scratch, ignore_errors=True)
     wall = time.perf_counter()
-    rec = run(ep.arm.tree, ep.task, seed=ep.seed, given=dict(ep.arm.given), budget=ep.budget,
+    rec = run(ep.arm.file, ep.task, seed=ep.seed, given=dict(ep.arm.given), budget=ep.budget,
               runs=scratch, record=True, frames=FrameSettings(), memory=memory,
               perturb=ep.perturb)
     final = out_dir / "episodes" / ep.slug

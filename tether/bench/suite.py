@@ -11,13 +11,16 @@ A suite is YAML (docs/bench.md):
       none: []
       pose_noise: [pose_noise]
     arms:                  # name -> a way of solving the tasks
-      analytic: {tree: trees/library/pick_place.yaml, memory: none}
+      analytic: {tree: pick_place, memory: none}
     headline: {arm: analytic, baseline: other}   # optional: the comparison the report leads with
 
-An arm's `memory` is `none` (off), `fresh` (a new store per episode) or `persistent` (one store
-per arm that every episode of the arm reads and consolidates into, in suite order). An arm whose
-`requires` paths do not exist yet (a policy checkpoint, say) is skipped with a message. Every
-problem is reported at once, located as `file:line:column: key: message`.
+An arm's `tree` (and each of its `requires`) is a path relative to the suite's root (the working
+directory), or the name of a library tree (`pick_place` is trees/library/pick_place.yaml), so the
+shipped suites run from an installed copy as from the checkout. An arm's `memory` is `none`
+(off), `fresh` (a new store per episode) or `persistent` (one store per arm that every episode
+of the arm reads and consolidates into, in suite order). An arm whose `requires` do not exist yet
+(a policy checkpoint, say) is skipped with a message. Every problem is reported at once, located
+as `file:line:column: key: message`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tether.errors import TetherError
+from tether.errors import TetherError, did_you_mean
+from tether.trees.compiler import LIBRARY
 from tether.trees.source import TreeError, Where, load_source
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
@@ -43,15 +47,25 @@ class Arm:
     """A way of solving the suite's tasks: a tree, its bound params and a memory mode."""
 
     name: str
-    tree: str
+    tree: str  # as the suite names it (reports show this)
     given: dict[str, Any] = field(default_factory=dict)
     memory: str = "none"
     budget: int | None = None
     requires: tuple[str, ...] = ()
+    file: Path | None = None  # the tree file `tree` names; None when it does not exist
 
     def missing(self, root: Path) -> list[str]:
-        """The `requires` paths (relative to `root`) that do not exist."""
-        return [p for p in self.requires if not (root / p).exists()]
+        """The `requires` entries that name nothing (see `locate`)."""
+        return [p for p in self.requires if locate(p, root) is None]
+
+
+def locate(ref: str, root: Path) -> Path | None:
+    """What a suite's `tree` or `requires` entry names: a path relative to `root`, else a library
+    tree by name (`pick_place`) or file name; None when neither exists."""
+    for candidate in (root / ref, LIBRARY / ref, LIBRARY / f"{ref}.yaml"):
+        if candidate.exists():
+            return candidate
+    return None
 
 
 @dataclass(frozen=True)
@@ -175,10 +189,14 @@ def _arm(where: Where, name: str, spec: Any, root: Path, problems: list[str]) ->
     budget = spec.get("budget")
     if budget is not None:
         budget = _positive_int(where.of_key(spec, "budget"), budget, problems)
-    arm = Arm(name, str(spec["tree"]), {str(k): v for k, v in given.items()}, str(memory),
-              budget, tuple(str(r) for r in requires))
-    if not arm.missing(root) and not (root / arm.tree).is_file():
-        problems.append(where.of_key(spec, "tree").error(f"no tree file {arm.tree}"))
+    tree = str(spec["tree"])
+    file = locate(tree, root)
+    arm = Arm(name, tree, {str(k): v for k, v in given.items()}, str(memory), budget,
+              tuple(str(r) for r in requires), file if file and file.is_file() else None)
+    if not arm.missing(root) and arm.file is None:
+        library = sorted(p.stem for p in LIBRARY.glob("*.yaml"))
+        problems.append(where.of_key(spec, "tree").error(
+            f"no tree file {tree} here or in the library" + did_you_mean(tree, library)))
     return arm
 
 

@@ -4,9 +4,9 @@
 the tree's structure (each node once: id, parent, name, type, class, parameters, file:line). After
 every tick it writes one `tick` record with only what changed: nodes whose status or feedback
 changed, the nodes visited (when not the same as the tick before), blackboard keys written (as
-`trace.jsonable` values), the robot command, and the events of the tick. Camera frames are saved
-every `frame_every` ticks and at every tick with an event, before the tick record that names
-them.
+`trace.jsonable` values), the robot command, and the events of the tick. Camera frames
+(`FrameSettings`) are saved every `every` ticks and at every tick with an event, before the tick
+record that names them.
 
 Events are derived, not declared: a leaf that starts RUNNING (`start`), a visited leaf that
 finishes (`success` / `failure`), a RUNNING node stopped by its parent (`preempted`, the topmost
@@ -15,9 +15,9 @@ child (`retry`), a selector falling back to a later child after an earlier one f
 (`recovery`), and what leaves `emit` (`tether.blackboard.trace_events`, e.g. `vla_chunk`). When the
 scene cannot render (no display and no EGL), frames stop with a `frames_off` event.
 
-    recorder = Recorder(run_dir, root, robot, meta={"task": ...}, frame_every=10,
-                        cameras=("agentview",))
-    result = run_episode(root, robot, budget=..., observers=(recorder,))
+    recorder = Recorder(run_dir, root, robot, meta={"task": task},
+                        frames=FrameSettings(cameras=("agentview",), every=10))
+    result = run_episode(root, robot, budget=300, task=task, observers=(recorder,))
     recorder.finish(result)
 """
 
