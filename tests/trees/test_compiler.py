@@ -9,7 +9,7 @@ import py_trees
 import pytest
 
 import tether.trees.compiler
-from tether.behaviours.leaf import Ref
+from tether.blackboard.references import Ref
 from tether.blackboard.episode import storage
 from tether.errors import TetherError
 from tests.trees.harness import (
