@@ -43,3 +43,5 @@ def test_key_path_reads_like_the_file():
     assert key_path(["subtasks", 0, "steps", 2, "move_to"]) == "subtasks[0].steps[2].move_to"
     assert key_path([1, "a"]) == "[1].a"
     assert key_path([]) == ""
+    assert key_path(["root", *["invert"] * 20, "wait"]) == (
+        "root.invert.invert.invert.invert.invert.invert.invert…invert.wait")

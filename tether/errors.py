@@ -74,9 +74,13 @@ def data_problem(data: Any) -> tuple[tuple[str | int, ...], str] | None:
     return None
 
 
-def key_path(path: Iterable[str | int]) -> str:
-    """`subtasks[0].steps[2].move_to` for ('subtasks', 0, 'steps', 2, 'move_to')."""
+def key_path(path: Iterable[str | int], longest: int = 10) -> str:
+    """`subtasks[0].steps[2].move_to` for ('subtasks', 0, 'steps', 2, 'move_to'); a path of more
+    than `longest` keys shows its first and last few around `…`."""
+    keys = list(path)
+    if len(keys) > longest:
+        return f"{key_path(keys[:longest - 2])}…{key_path(keys[-2:])}"
     out = ""
-    for key in path:
+    for key in keys:
         out += f"[{key}]" if isinstance(key, int) else f".{key}" if out else str(key)
     return out
