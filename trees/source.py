@@ -51,6 +51,14 @@ class Where:
             return Where(self.file, line + 1, col + 1, path)
         return Where(self.file, self.line, self.column, path)
 
+    def at(self, data: Any, path: tuple[str | int, ...]) -> Where:
+        """Where the value at `path` (keys and indices) inside `data` is written."""
+        where = self
+        for key in path:
+            where = where.of_item(data, key) if isinstance(key, int) else where.of_key(data, key)
+            data = data[key]
+        return where
+
     def of_item(self, seq: Any, index: int) -> Where:
         """Where item `index` of `seq` is written."""
         path = f"{self.key}[{index}]"

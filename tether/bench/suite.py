@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tether.errors import TetherError
+from tether.errors import TetherError, data_problem
 from tether.trees.source import TreeError, Where, load_source
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
@@ -168,6 +168,9 @@ def _arm(where: Where, name: str, spec: Any, root: Path, problems: list[str]) ->
     if not isinstance(given, dict):
         problems.append(where.of_key(spec, "with").error("expected a mapping of params"))
         given = {}
+    if (problem := data_problem(given)) is not None:
+        path, message = problem
+        problems.append(where.of_key(spec, "with").at(given, path).error(message))
     requires = spec.get("requires", [])
     if not isinstance(requires, list):
         problems.append(where.of_key(spec, "requires").error("expected a list of paths"))
