@@ -17,8 +17,14 @@ from typing import Any
 from tether.behaviours.primitives import Target
 from tether.blackboard.episode import ERROR_CODES, USER_NAMESPACE
 from tether.blackboard.references import NAMES, Ref, as_ref, parse_text
-from tether.errors import TetherError, data_problem, did_you_mean, finite_problem, key_path, \
-    not_finite
+from tether.errors import (
+    TetherError,
+    data_problem,
+    did_you_mean,
+    finite_problem,
+    key_path,
+    not_finite,
+)
 
 KEY = re.compile(f"/?{NAMES}")
 
