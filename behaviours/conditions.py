@@ -11,8 +11,9 @@ from typing import Any
 
 import py_trees
 
-from tether.behaviours.leaf import RobotLeaf, deref
+from tether.behaviours.leaf import RobotLeaf
 from tether.blackboard.episode import CONDITION_FAILED, record_error
+from tether.blackboard.references import deref
 from tether.scenes.robot import Robot
 
 Status = py_trees.common.Status

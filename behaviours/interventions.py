@@ -27,9 +27,8 @@ from typing import Any
 import numpy as np
 import py_trees
 
-from tether.behaviours.leaf import deref
 from tether.behaviours.vla import VLA
-from tether.blackboard.template import render
+from tether.blackboard.references import deref, render
 from tether.models.observation import Observation, libero_image
 from tether.models.perception import PRIVILEGED, Perception
 from tether.errors import TetherError

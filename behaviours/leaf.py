@@ -1,49 +1,21 @@
-"""The base of every leaf that talks to the robot, and blackboard references in parameters.
+"""The base of every leaf that talks to the robot.
 
 A `RobotLeaf` receives the `Robot` in `setup(robot=...)` (py_trees passes `BehaviourTree.setup`
 keyword arguments to every node), commands it only through the per-tick command slot, and reports
-failures as error codes on the blackboard. Parameters may be `Ref`s to blackboard keys, resolved
-(`deref`) each time the leaf uses them, so a tree can act on values other nodes wrote.
+failures as error codes on the blackboard. Parameters may be `Ref`s to blackboard keys
+(`tether.blackboard.references`), resolved (`deref`) each time the leaf uses them, so a tree can
+act on values other nodes wrote.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import py_trees
 
-from tether.blackboard.episode import COMMAND, record_error, storage
+from tether.blackboard.episode import COMMAND, record_error
 from tether.scenes.robot import Robot
-
-
-@dataclass(frozen=True)
-class Ref:
-    """A reference to a blackboard key, written `${/key}` in tree files."""
-
-    key: str
-
-    def __str__(self) -> str:
-        return f"${{{self.key}}}"
-
-
-class MissingKey(RuntimeError):
-    """A `Ref` named a blackboard key that no node has written."""
-
-
-def deref(value: Any) -> Any:
-    """The value itself, or the blackboard value a `Ref` points at (recursively in lists/dicts)."""
-    if isinstance(value, Ref):
-        store = storage()
-        if value.key not in store:
-            raise MissingKey(f"blackboard key '{value.key}' has not been written")
-        return store[value.key]
-    if isinstance(value, list):
-        return [deref(v) for v in value]
-    if isinstance(value, dict):
-        return {k: deref(v) for k, v in value.items()}
-    return value
 
 
 class RobotLeaf(py_trees.behaviour.Behaviour):

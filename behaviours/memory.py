@@ -13,8 +13,8 @@ import py_trees
 
 from tether.behaviours.leaf import RobotLeaf
 from tether.blackboard.events import Event, event_log
+from tether.blackboard.references import render
 from tether.memory.retrieval import retrieve
-from tether.blackboard.template import render
 
 Status = py_trees.common.Status
 

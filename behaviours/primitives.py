@@ -16,8 +16,9 @@ import numpy as np
 import py_trees
 from scipy.spatial.transform import Rotation
 
-from tether.behaviours.leaf import Ref, RobotLeaf, deref
+from tether.behaviours.leaf import RobotLeaf
 from tether.blackboard.episode import STUCK, UNREACHABLE
+from tether.blackboard.references import Ref, deref
 from tether.scenes.grasps import clear_grasp, fold, grasp_point, slot_yaw, square_yaw, turned_grasp
 from tether.scenes.robot import CLOSE, OPEN, Hinge, Robot
 

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tether.behaviours.conditions import PredicateCall
-from tether.behaviours.leaf import deref
-from tether.blackboard.template import render
+from tether.blackboard.references import deref, render
 from tether.models.vlm_judge import JudgeError, VLMJudge
 from tether.scenes.predicates import PREDICATES
 from tether.scenes.robot import Robot

@@ -44,7 +44,7 @@ from tether.behaviours.conditions import PredicateCall
 from tether.behaviours.leaf import RobotLeaf
 from tether.behaviours.stuck import StuckConfig, StuckDetector
 from tether.blackboard.episode import BUDGET_EXHAUSTED, POLICY_ERROR, STUCK
-from tether.blackboard.template import render
+from tether.blackboard.references import render
 from tether.blackboard.trace_events import emit
 from tether.models.observation import Observation, observe
 from tether.models.policy import Policy, check_chunk, policy_for

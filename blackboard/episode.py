@@ -20,8 +20,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import py_trees
-
 from tether.blackboard import trace_events
+
+from tether.errors import TetherError
 
 # Error codes leaves write to /errors/last (Nav2 style: recoveries choose by code).
 EMPTY_GRASP = "EMPTY_GRASP"
@@ -43,7 +44,7 @@ ERROR_CODES = (
 USER_NAMESPACE = "/user"
 
 
-class CommandConflict(RuntimeError):
+class CommandConflict(TetherError):
     """Two leaves commanded the robot in the same tick."""
 
 

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from tether.models.observation import CameraSpec, Observation
-from tether.errors import TetherError, did_you_mean
+from tether.errors import MAX_NESTING, TetherError, data_problem, did_you_mean, key_path
 from tether.scenes.robot import Robot
 
 CHECKPOINTS = Path(__file__).resolve().parent / "checkpoints"  # shipped as package data
@@ -62,6 +62,10 @@ class PolicyConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "") -> PolicyConfig:
+        """The config `data` describes; a `TetherError` prefixed by `where` when it cannot be."""
+        if (problem := data_problem(data)) is not None:
+            path, message = problem
+            raise TetherError(f"{where}{key_path(path)}: {message}")
         data = dict(data)
         kind = data.pop("type", None)
         if kind not in cls.KINDS:
@@ -146,20 +150,33 @@ def register_policy(name: str, policy: PolicyConfig | Callable[[Robot], Policy])
 
 
 def load_policies(path: Path | str) -> list[str]:
-    """Register the named policies of a YAML file (`NAME: {type: TYPE, ...}`); returns the names."""
-    import yaml
+    """Register the named policies of a YAML file (`NAME: {type: TYPE, ...}`); returns the names.
+
+    Problems are located at the policy's name in the file (`FILE:LINE:COLUMN: NAME: ...`).
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.composer import MaxDepthExceededError
+    from ruamel.yaml.error import YAMLError
 
     path = Path(path)
+    yaml = YAML(typ="rt")
+    yaml.max_depth = MAX_NESTING + 1  # ruamel counts the scalars inside the deepest collection
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
+        data = yaml.load(path.read_text(encoding="utf-8")) or {}
+    except MaxDepthExceededError as exc:
+        mark = exc.problem_mark
+        raise TetherError(f"{path}:{mark.line + 1}:{mark.column + 1}: nested more than "
+                          f"{MAX_NESTING} levels deep") from None
+    except (OSError, YAMLError) as exc:
         raise TetherError(f"{path}: cannot read policies ({exc})") from None
     if not isinstance(data, dict):
         raise TetherError(f"{path}: expected a mapping of policy names to configs")
     for name, body in data.items():
+        line, column = data.lc.key(name)
+        where = f"{path}:{line + 1}:{column + 1}: {name}: "
         if not isinstance(body, dict):
-            raise TetherError(f"{path}: {name}: expected a mapping with 'type'")
-        register_policy(str(name), PolicyConfig.from_dict(body, where=f"{path}: {name}: "))
+            raise TetherError(f"{where}expected a mapping with 'type'")
+        register_policy(str(name), PolicyConfig.from_dict(body, where=where))
     return [str(n) for n in data]
 
 

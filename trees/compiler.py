@@ -7,12 +7,15 @@ file. `{param}` in a value is replaced by the parameter's value; `${/key}` reads
 at run time. Compilation checks everything before anything runs (node types, keys, parameter
 types, required parameters, object names when a scene is known, subtree cycles) and reports every
 problem found as `file:line:column: key: message`, with the closest valid name when one is near.
+A tree nests nodes at most `MAX_DEPTH` deep (subtrees included). Each compiled node keeps
+`origin` (`file:line` of its node type in its file) and `node_type`, so an exception raised
+while it runs is reported there (`tether.errors.TickError`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +23,8 @@ import py_trees
 import yaml
 
 from tether.behaviours.conditions import PredicateCall
-from tether.behaviours.leaf import Ref
-from tether.errors import TetherError, did_you_mean
+from tether.blackboard.references import Ref
+from tether.errors import TetherError, data_problem, did_you_mean, key_path
 from tether.scenes.predicates import ENTITY as ENTITY_ARG
 from tether.scenes.predicates import PREDICATES
 from tether.trees.nodes import (
@@ -42,6 +45,7 @@ PARAM_KEYS = ("type", "default", "doc", "from_goal")
 WHOLE_PARAM = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 INLINE_PARAM = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 BAD = object()  # a value whose problem has been recorded
+MAX_DEPTH = 100  # nodes inside each other, subtrees included; real trees nest a dozen or so
 
 
 @dataclass(frozen=True)
@@ -157,9 +161,13 @@ def parse_binding(text: str) -> tuple[str, Any]:
         raise TetherError(f"--with expects KEY=VALUE, got '{text}'")
     key, raw = text.split("=", 1)
     try:
-        return key.strip(), yaml.safe_load(raw)
+        value = yaml.safe_load(raw)
     except yaml.YAMLError:
         return key.strip(), raw
+    if (problem := data_problem(value)) is not None:
+        path, message = problem
+        raise TetherError(f"--with {key_path([key.strip(), *path])}: {message}")
+    return key.strip(), value
 
 
 class Compiler:
@@ -170,6 +178,7 @@ class Compiler:
         self.problems: list[str] = []
         self.count = 0
         self.files: dict[Path, TreeFile] = {}  # parsed once, however often they are included
+        self.depth = 0  # of the node being compiled
 
     # --- files and parameters -----------------------------------------------------------
     def bind(self, tf: TreeFile, given: dict[str, Any], where: Where,
@@ -232,6 +241,19 @@ class Compiler:
     # --- nodes ------------------------------------------------------------------------
     def node(self, value: Any, where: Where, bindings: dict[str, Any],
              stack: tuple[Path, ...]) -> py_trees.behaviour.Behaviour | None:
+        """Compile one node (and its children), at most `MAX_DEPTH` nodes below the root."""
+        if self.depth == MAX_DEPTH:  # located by line and column: the key path is that long
+            self.problems.append(replace(where, key="").error(
+                f"nodes nest more than {MAX_DEPTH} deep here (subtrees included)"))
+            return None
+        self.depth += 1
+        try:
+            return self.checked_node(value, where, bindings, stack)
+        finally:
+            self.depth -= 1
+
+    def checked_node(self, value: Any, where: Where, bindings: dict[str, Any],
+                     stack: tuple[Path, ...]) -> py_trees.behaviour.Behaviour | None:
         if not isinstance(value, dict):
             self.problems.append(where.error(
                 "expected a node: a mapping with one node type, e.g. {wait: 10}"))

@@ -4,12 +4,16 @@ Each tick the tree is ticked once; the leaf that commands the robot has put at m
 the command slot (a second commander raises `CommandConflict`). The robot steps with that action,
 or holds its pose when no leaf commanded. The episode ends when the root returns SUCCESS or
 FAILURE or when the step budget is spent; success is the task's own test, not the tree's status.
-Every episode starts from a clean blackboard.
+Every episode starts from a clean blackboard. An exception raised while the tree is set up,
+ticked or stopped (by a leaf, a decorator, a guard's predicate, the command slot) ends the episode
+as a `TickError` naming the node it was raised in, by its path and the `file:line` of the tree
+file that wrote it, with the original exception as its `__cause__`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +21,7 @@ import numpy as np
 import py_trees
 
 from tether.blackboard.episode import COMMAND, new_episode, storage
+from tether.errors import TickError
 from tether.scenes.robot import Robot
 
 Status = py_trees.common.Status
@@ -45,21 +50,52 @@ class EpisodeResult:
     errors: list[dict] = field(default_factory=list)
 
 
-def node_statuses(root: py_trees.behaviour.Behaviour) -> dict[str, str]:
-    """Final status of every node, keyed by its path of names from the root."""
-    out: dict[str, str] = {}
-
-    def walk(node: py_trees.behaviour.Behaviour, prefix: str) -> None:
+def node_paths(root: py_trees.behaviour.Behaviour) -> dict[py_trees.behaviour.Behaviour, str]:
+    """Every node's path of names from the root (`#2`, `#3`, ... tell equal paths apart)."""
+    out: dict[py_trees.behaviour.Behaviour, str] = {}
+    taken: set[str] = set()
+    stack = [(root, "")]
+    while stack:
+        node, prefix = stack.pop()
         path = f"{prefix}/{node.name}" if prefix else node.name
         key, n = path, 2
-        while key in out:
+        while key in taken:
             key, n = f"{path}#{n}", n + 1
-        out[key] = node.status.value
-        for child in node.children:
-            walk(child, path)
-
-    walk(root, "")
+        taken.add(key)
+        out[node] = key
+        stack.extend((child, path) for child in reversed(node.children))
     return out
+
+
+def node_statuses(root: py_trees.behaviour.Behaviour) -> dict[str, str]:
+    """Final status of every node, keyed by its path of names from the root."""
+    return {path: node.status.value for node, path in node_paths(root).items()}
+
+
+@contextmanager
+def located(root: py_trees.behaviour.Behaviour) -> Iterator[None]:
+    """Re-raise an exception from inside the tree as a `TickError` at the node that raised it.
+
+    That node is the innermost behaviour of `root`'s tree among the methods the exception passed
+    through (a helper leaf a node drives is not in the tree: the node is named). An exception
+    that passed through no node of the tree is not the tree's and propagates unchanged.
+    """
+    try:
+        yield
+    except TickError:
+        raise
+    except Exception as exc:
+        paths = node_paths(root)
+        node = None
+        tb = exc.__traceback__
+        while tb is not None:
+            owner = tb.tb_frame.f_locals.get("self")
+            if isinstance(owner, py_trees.behaviour.Behaviour) and owner in paths:
+                node = owner
+            tb = tb.tb_next
+        if node is None:
+            raise
+        raise TickError(paths[node], getattr(node, "origin", None), exc) from exc
 
 
 def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int,
@@ -78,10 +114,12 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
     visitor = py_trees.visitors.SnapshotVisitor()
     if observers:  # only observers need the visited set; it costs a visit per node per tick
         tree.add_visitor(visitor)
-    tree.setup(robot=robot, memory=memory, **(services or {}))
+    with located(root):
+        tree.setup(robot=robot, memory=memory, **(services or {}))
     ticks = 0
     while robot.steps < budget:
-        tree.tick()
+        with located(root):
+            tree.tick()
         ticks += 1
         action, by = COMMAND.take()
         finished = root.status in (Status.SUCCESS, Status.FAILURE)
@@ -100,7 +138,8 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
     statuses = node_statuses(root)
     ended_by = "tree" if root.status in (Status.SUCCESS, Status.FAILURE) else "budget"
     if ended_by == "budget":
-        root.stop(Status.INVALID)
+        with located(root):
+            root.stop(Status.INVALID)
     return EpisodeResult(
         success=bool(robot.success()), tree_status=statuses[root.name] if ended_by == "tree"
         else "RUNNING", steps=robot.steps, sim_time=round(robot.sim_time, 6), ended_by=ended_by,

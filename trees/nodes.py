@@ -17,7 +17,6 @@ from py_trees.common import OneShotPolicy, ParallelPolicy
 
 from tether.behaviours.conditions import Check, Guard
 from tether.behaviours.interventions import Erase, Paint, Rewrite
-from tether.behaviours.leaf import Ref, deref
 from tether.behaviours.memory import Remember, Retrieve
 from tether.behaviours.monitor import Monitor
 from tether.behaviours.primitives import MoveTo, PushDoor, Release, Rotate, SetGripper, Wait
@@ -27,6 +26,7 @@ from tether.behaviours.stuck import StuckConfig
 from tether.behaviours.verifier import VERIFIER_CHOICES, Expectation
 from tether.behaviours.verify import Verify
 from tether.behaviours.vla import VLA
+from tether.blackboard.references import as_ref, deref
 from tether.memory.retrieval import DEFAULT_QUERY
 from tether.models.perception import perception_for
 from tether.trees.values import (
@@ -37,9 +37,9 @@ from tether.trees.values import (
     FLOAT,
     KEY_TYPE,
     MAPPING,
-    REF,
     STR,
     TARGET,
+    TEXT,
     Choice,
     Float,
     Int,
@@ -216,7 +216,7 @@ register(NodeType(
 
 _VERIFIER = Spec(Choice(*VERIFIER_CHOICES), "auto", "`sim` (the predicate), `vlm` (the run's VLM "
                  "verifier, asked about the camera image) or `auto` (the VLM when the run has one)")
-_QUESTION = Spec(STR, None, "the yes/no question for a VLM (`${/key}` filled in); default: "
+_QUESTION = Spec(TEXT, None, "the yes/no question for a VLM (`${/key}` filled in); default: "
                  "made from the predicate")
 
 
@@ -252,9 +252,8 @@ register(NodeType(
 
 
 def _set(name: str, key: str, value: Any) -> py_trees.behaviour.Behaviour:
-    if isinstance(value, str) and (m := REF.match(value)):
-        value = Ref(m.group(1))
-    source = (lambda: deref(value)) if isinstance(value, Ref) else value
+    ref = as_ref(value)
+    source = (lambda: deref(ref)) if ref is not None else value
     return py_trees.behaviours.SetBlackboardVariable(
         name=name, variable_name=key, variable_value=source, overwrite=True)
 
@@ -272,7 +271,7 @@ register(NodeType(
     "/memory/params/NAME for every NAME in `defaults`. SUCCESS in the same tick.",
     lambda name, query, k, threshold, defaults: Retrieve(
         name, query=query, k=k, threshold=threshold, defaults=defaults),
-    params={"query": Spec(STR, DEFAULT_QUERY, "text with ${/key} placeholders"),
+    params={"query": Spec(TEXT, DEFAULT_QUERY, "text with ${/key} placeholders"),
             "k": Spec(Int(1), 3, "hits per partition"),
             "threshold": Spec(Float(-1.0), 0.8, "minimum cosine similarity of a hit"),
             "defaults": Spec(MAPPING, {}, "parameters memory may choose, with their defaults")},
@@ -281,7 +280,7 @@ register(NodeType(
     "remember", LEAF, "Add a note (`${/key}` placeholders filled in) to the episode's "
     "short-term event log; `boundary` closes the current segment. SUCCESS in the same tick.",
     lambda name, note, boundary: Remember(name, note=note, boundary=boundary),
-    params={"note": Spec(STR, doc="the text"),
+    params={"note": Spec(TEXT, doc="the text"),
             "boundary": Spec(BOOL, False, "the note ends a sub-task (compression folds here)")},
     primary="note", label=lambda p: f"remember {p['note'][:30]}"))
 
@@ -298,7 +297,7 @@ register(NodeType(
         stuck=StuckConfig() if stuck else None),
     params={"policy": Spec(STR, doc="a named policy (`grasp_act`, `expert`, or one from "
                            "`--policies FILE`)"),
-            "instruction": Spec(STR, "${/task/instruction}", "what the policy is told; "
+            "instruction": Spec(TEXT, "${/task/instruction}", "what the policy is told; "
                                 "`${/key}` placeholders are filled in when a chunk is requested"),
             "max_steps": Spec(Int(1), 200, "budget in actions"),
             "max_chunks": Spec(Int(1), None, "budget in chunks (default: none)"),
@@ -352,7 +351,7 @@ register(NodeType(
     "value (whole words, any case, longest first).",
     lambda name, child, template, replace: Rewrite(
         name, child, template=template, replace={str(k): str(v) for k, v in replace.items()}),
-    params={"template": Spec(STR, None, "the new instruction"),
+    params={"template": Spec(TEXT, None, "the new instruction"),
             "replace": Spec(ANY, {}, "phrase -> replacement")},
     label=lambda p: "rewrite instruction"))
 

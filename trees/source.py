@@ -2,8 +2,9 @@
 
 `load_source(path)` parses a file with ruamel.yaml (round-trip mode keeps line and column of each
 mapping key and sequence item) and turns YAML syntax errors, duplicate keys and unreadable files
-into a located `TreeError`. `Where` is a position used to locate every later validation message
-as `file:line:column: key: message`.
+into a located `TreeError`, and so is a file that nests mappings and lists more than
+`MAX_NESTING` deep (found before the YAML reader recurses that deep). `Where` is a position used
+to locate every later validation message as `file:line:column: key: message`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.composer import MaxDepthExceededError
 from ruamel.yaml.error import MarkedYAMLError
 
-from tether.errors import TetherError
+from tether.errors import MAX_NESTING, TetherError
 
 
 class TreeError(TetherError):
@@ -49,6 +51,14 @@ class Where:
             return Where(self.file, line + 1, col + 1, path)
         return Where(self.file, self.line, self.column, path)
 
+    def at(self, data: Any, path: tuple[str | int, ...]) -> Where:
+        """Where the value at `path` (keys and indices) inside `data` is written."""
+        where = self
+        for key in path:
+            where = where.of_item(data, key) if isinstance(key, int) else where.of_key(data, key)
+            data = data[key]
+        return where
+
     def of_item(self, seq: Any, index: int) -> Where:
         """Where item `index` of `seq` is written."""
         path = f"{self.key}[{index}]"
@@ -75,8 +85,15 @@ def load_source(path: Path) -> tuple[Any, Where]:
         raise TreeError([f"{shown}: no such tree file"]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise TreeError([f"{shown}: cannot read tree file: {exc}"]) from None
+    yaml = YAML(typ="rt")
+    yaml.max_depth = MAX_NESTING + 1  # ruamel counts the scalars inside the deepest collection
     try:
-        data = YAML(typ="rt").load(text)
+        data = yaml.load(text)
+    except MaxDepthExceededError as exc:
+        mark = exc.problem_mark
+        raise TreeError([f"{shown}:{mark.line + 1}:{mark.column + 1}: nested more than "
+                         f"{MAX_NESTING} levels deep (mappings and lists inside each other)"]
+                        ) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)

@@ -2,8 +2,9 @@
 
 Every node parameter and every tree `params:` entry has one of these types. `convert` returns
 the typed value or raises `Invalid` with a message that the compiler locates in the file.
-Strings `${/key}` become `Ref`s to blackboard keys where a type admits them (entities);
-nothing is ever evaluated as code.
+Strings `${/key}` become `Ref`s to blackboard keys where a type admits them (entities, vectors),
+text checks its `${/key}` placeholders (`tether.blackboard.references` reads both); numbers must
+be finite; nothing is ever evaluated as code.
 """
 
 from __future__ import annotations
@@ -13,13 +14,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tether.behaviours.leaf import Ref
 from tether.behaviours.primitives import Target
 from tether.blackboard.episode import ERROR_CODES, USER_NAMESPACE
-from tether.errors import did_you_mean
+from tether.blackboard.references import NAMES, Ref, as_ref, parse_text
+from tether.errors import (
+    TetherError,
+    data_problem,
+    did_you_mean,
+    finite_problem,
+    key_path,
+    not_finite,
+)
 
-REF = re.compile(r"^\$\{(/[A-Za-z0-9_/.\-]+)\}$")
-KEY = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
+KEY = re.compile(f"/?{NAMES}")
 
 
 class Invalid(Exception):
@@ -53,6 +60,7 @@ class Type:
     name = "any"
 
     def convert(self, value: Any, ctx: Context) -> Any:
+        reference(value)  # a malformed `${...` is an error here too
         return plain(value)
 
 
@@ -79,6 +87,8 @@ class Float(Type):
     def convert(self, value: Any, ctx: Context) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise Invalid(f"expected a number, got {_describe(value)}")
+        if not_finite(value):
+            raise Invalid(finite_problem(value))
         if self.minimum is not None and value < self.minimum:
             raise Invalid(f"must be >= {self.minimum}, got {value}")
         return float(value)
@@ -100,6 +110,18 @@ class Str(Type):
         if not isinstance(value, str):
             raise Invalid(f"expected a string, got {_describe(value)}")
         return value
+
+
+class Text(Str):
+    """A string whose `${/key}` placeholders are filled in each time the node uses it."""
+
+    def convert(self, value: Any, ctx: Context) -> str:
+        text = super().convert(value, ctx)
+        try:
+            parse_text(text)
+        except TetherError as exc:
+            raise Invalid(str(exc)) from None
+        return text
 
 
 class Choice(Type):
@@ -134,13 +156,14 @@ class Vec3(Type):
     name = "vec3"
 
     def convert(self, value: Any, ctx: Context) -> tuple[float, float, float] | Ref:
-        if isinstance(value, Ref):
-            return value
-        if isinstance(value, str) and (m := REF.match(value)):
-            return Ref(m.group(1))
+        if (ref := reference(value)) is not None:
+            return ref
         if (not isinstance(value, list | tuple) or len(value) != 3
                 or any(isinstance(v, bool) or not isinstance(v, int | float) for v in value)):
             raise Invalid(f"expected a list of 3 numbers [x, y, z], got {_describe(value)}")
+        for axis, v in zip("xyz", value, strict=True):
+            if not_finite(v):
+                raise Invalid(f"{axis} {finite_problem(v)}")
         return tuple(float(v) for v in value)  # type: ignore[return-value]
 
 
@@ -150,10 +173,8 @@ class Entity(Type):
     name = "entity"
 
     def convert(self, value: Any, ctx: Context) -> str | Ref:
-        if isinstance(value, Ref):  # already read from `${/key}`, e.g. passed in through `with:`
-            return value
-        if isinstance(value, str) and (m := REF.match(value)):
-            return Ref(m.group(1))
+        if (ref := reference(value)) is not None:  # also one passed in through `with:`
+            return ref
         if not isinstance(value, str) or not value:
             raise Invalid(f"expected an object name, got {_describe(value)}")
         return ctx.resolve(value) if ctx.resolve else value
@@ -165,7 +186,7 @@ class Key(Type):
     name = "key"
 
     def convert(self, value: Any, ctx: Context) -> str:
-        if not isinstance(value, str) or not KEY.match(value):
+        if not isinstance(value, str) or not KEY.fullmatch(value):
             raise Invalid(f"expected a blackboard key like /user/attempts, got {_describe(value)}")
         return value if value.startswith("/") else f"{USER_NAMESPACE}/{value}"
 
@@ -214,16 +235,31 @@ class TargetType(Type):
         )
 
 
+def reference(value: Any) -> Ref | None:
+    """The `Ref` a value is when it is exactly `${/key}`; `Invalid` for a malformed one."""
+    try:
+        return as_ref(value)
+    except TetherError as exc:
+        raise Invalid(str(exc)) from None
+
+
 def plain(value: Any) -> Any:
-    """A YAML value as plain Python (dicts, lists, scalars)."""
+    """A YAML value as plain Python (dicts, lists, scalars); `Invalid` for a non-finite number."""
+    if (problem := data_problem(value)) is not None:
+        path, message = problem
+        raise Invalid(f"{key_path(path)} {message}" if path else message)
+    return _plain(value)
+
+
+def _plain(value: Any) -> Any:
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [plain(v) for v in value]
+        return [_plain(v) for v in value]
     return value
 
 
-INT, FLOAT, BOOL, STR, VEC3 = Int(), Float(), Bool(), Str(), Vec3()
+INT, FLOAT, BOOL, STR, TEXT, VEC3 = Int(), Float(), Bool(), Str(), Text(), Vec3()
 ENTITY, KEY_TYPE, ERROR_CODE, TARGET, ANY = Entity(), Key(), ErrorCode(), TargetType(), Type()
 MAPPING = Mapping()
 PARAM_TYPES: dict[str, Type] = {t.name: t for t in (INT, FLOAT, BOOL, STR, VEC3, ENTITY)}

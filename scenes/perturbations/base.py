@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from tether.errors import TetherError, did_you_mean
+from tether.errors import TetherError, did_you_mean, finite_problem, not_finite
 
 if TYPE_CHECKING:
     from tether.scenes.bddl import Problem
@@ -103,7 +103,9 @@ def _convert(kind: str, field: dataclasses.Field, text: str) -> Any:
         if typ == "int":
             return int(text)
         if typ == "float":
-            return float(text)
+            if not_finite(number := float(text)):
+                raise TetherError(f"perturbation '{kind}': {field.name} {finite_problem(number)}")
+            return number
     except ValueError:
         raise TetherError(f"perturbation '{kind}': {field.name} must be {typ}, got '{text}'") \
             from None

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tether.behaviours.leaf import MissingKey
 from tether.blackboard.episode import storage
+from tether.blackboard.references import MissingKey
+from tether.errors import TickError
 from tests.trees.harness import (
     BOWL,
     CHEESE,
@@ -107,8 +108,10 @@ def test_check_reads_a_blackboard_reference_when_it_is_ticked_not_when_compiled(
 def test_check_of_a_blackboard_key_nobody_wrote_raises_missing_key(tmp_path):
     robot = scene()
     root = compile_node(tmp_path, "check: {predicate: grasped, object: '${/user/nobody}'}", robot)
-    with pytest.raises(MissingKey, match="/user/nobody"):
+    with pytest.raises(TickError, match="blackboard key '/user/nobody' has not been written") \
+            as caught:
         run(root, robot)
+    assert isinstance(caught.value.__cause__, MissingKey)
 
 
 # --- guard -------------------------------------------------------------------------------------

@@ -119,3 +119,24 @@ arms:
 def test_unknown_suite_name_suggests():
     with pytest.raises(TetherError, match="did you mean 'smoke'"):
         resolve_suite("smok")
+
+
+def test_numbers_that_are_not_finite_are_located(tmp_path):
+    path = write(tmp_path, """suite: t
+tasks: [libero_goal/put_the_bowl_on_the_plate]
+timeout: .inf
+perturbations:
+  noisy: [pose_noise:sigma=nan]
+arms:
+  a:
+    tree: trees/library/pick_place.yaml
+    with: {height: 0.1, offset: [0, 1e999, 0]}
+""")
+    with pytest.raises(TreeError) as info:
+        load_suite(path, ROOT)
+    assert [p.removeprefix(f"{tmp_path}/") for p in info.value.problems] == [
+        "suite.yaml:3:1: timeout: expected a positive integer, got inf",
+        "suite.yaml:5:11: perturbations.noisy[0]: perturbation 'pose_noise': sigma must be a "
+        "finite number, got nan",
+        "suite.yaml:9:37: arms.a.with.offset[1]: must be a finite number, got inf",
+    ]

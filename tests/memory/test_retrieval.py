@@ -9,7 +9,7 @@ from tether.blackboard.episode import new_episode, storage
 from tether.memory.experience import FAILURES, RULES, SUCCESSES, Experience
 from tether.memory.retrieval import advise, retrieve
 from tether.memory.store import ExperienceStore, Hit
-from tether.blackboard.template import MissingKey, render
+from tether.blackboard.references import MissingKey, render
 
 
 def hit(partition: str, params: dict, similarity: float = 0.9, support: int = 0,

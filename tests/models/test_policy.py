@@ -104,3 +104,29 @@ def test_lerobot_adapter_rejects_a_folder_that_is_not_a_checkpoint(tmp_path):
 
     with pytest.raises(TetherError, match="not a lerobot checkpoint"):
         LerobotPolicy(tmp_path)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("x: {type: scripted, lift: .nan}", "p.yaml:1:1: x: lift: must be a finite number, got nan"),
+    ("ok: {type: scripted}\nx: {type: openpi, timeout: .inf}",
+     "p.yaml:2:1: x: timeout: must be a finite number, got inf"),
+    ("x:\n  type: scripted\n  lift: -1e999",
+     "p.yaml:1:1: x: lift: must be a finite number, got -inf"),
+])
+def test_a_policy_number_that_is_not_finite_is_located(tmp_path, text, message):
+    path = tmp_path / "p.yaml"
+    path.write_text(text, encoding="utf-8")
+    try:
+        with pytest.raises(TetherError) as caught:
+            load_policies(path)
+        assert str(caught.value) == f"{tmp_path}/{message}"
+    finally:
+        POLICIES.pop("ok", None)
+
+
+def test_a_policy_file_nested_thousands_deep_is_located(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("x: " + "{a: " * 2000 + "1" + "}" * 2000, encoding="utf-8")
+    with pytest.raises(TetherError) as caught:
+        load_policies(path)
+    assert str(caught.value) == f"{path}:1:601: nested more than 150 levels deep"

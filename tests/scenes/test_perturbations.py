@@ -34,6 +34,9 @@ def test_there_are_at_least_twelve_kinds_each_with_a_summary_and_a_stage():
     ("distractors:n=two", "n must be int, got 'two'"),
     ("distractors:n", "'n' is not key=value"),
     ("unseen_names:mode=klingon", "mode is 'synonym' or 'invented'"),
+    ("pose_noise:sigma=nan", "perturbation 'pose_noise': sigma must be a finite number, got nan"),
+    ("pose_noise:sigma=-inf", "sigma must be a finite number, got -inf"),
+    ("pose_noise:sigma=1e999", "sigma must be a finite number, got inf"),
 ])
 def test_a_bad_spec_is_a_clear_error(spec, message):
     with pytest.raises(TetherError) as err:

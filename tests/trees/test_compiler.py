@@ -9,7 +9,7 @@ import py_trees
 import pytest
 
 import tether.trees.compiler
-from tether.behaviours.leaf import Ref
+from tether.blackboard.references import Ref
 from tether.blackboard.episode import storage
 from tether.errors import TetherError
 from tests.trees.harness import (
@@ -364,3 +364,34 @@ def test_parse_binding_reads_key_equals_a_yaml_value(text, pair):
 def test_parse_binding_without_equals_is_a_user_error():
     with pytest.raises(TetherError, match="KEY=VALUE"):
         parse_binding("height")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("height=.nan", "--with height: must be a finite number, got nan"),
+    ("height=-.inf", "--with height: must be a finite number, got -inf"),
+    ("offset=[0, 1.0e+999, 0]", "--with offset[1]: must be a finite number, got inf"),
+])
+def test_parse_binding_rejects_a_number_that_is_not_finite(text, message):
+    with pytest.raises(TetherError) as caught:
+        parse_binding(text)
+    assert str(caught.value) == message
+
+
+def test_a_nan_written_as_a_word_is_not_a_number(tmp_path):
+    path = tree_file(tmp_path, "params: {height: float}\nroot: {wait: 1}")
+    with pytest.raises(TreeError, match="parameter 'height' of 'tree': expected a number, got "
+                                        "'nan'"):
+        compile_tree(path, dict([parse_binding("height=nan")]))
+
+
+def test_a_subtree_chain_deeper_than_the_limit_is_located_where_it_passes_it(tmp_path):
+    from tether.trees.compiler import MAX_DEPTH
+
+    for i in range(MAX_DEPTH):  # part{i} includes part{i + 1}: each file is one node deep
+        tree_file(tmp_path, f"root: {{subtree: part{i + 1}}}", f"part{i}.yaml")
+    tree_file(tmp_path, "root: {wait: 1}", f"part{MAX_DEPTH}.yaml")
+    with pytest.raises(TreeError) as caught:
+        compile_tree(tmp_path / "part0.yaml")
+    assert caught.value.problems == [
+        f"{tmp_path / 'part100.yaml'}:1:1: nodes nest more than 100 deep here (subtrees included)"]
+    compile_tree(tmp_path / "part1.yaml")  # 100 deep

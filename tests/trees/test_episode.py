@@ -6,16 +6,22 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tether.behaviours.primitives import MoveTo, Wait
 from tether.blackboard.episode import CommandConflict, storage
+from tether.blackboard.references import MissingKey
+from tether.errors import TetherError, TickError
 from tests.trees.harness import (
     BOWL,
     CHEESE,
     PLATE,
     Status,
     compile_node,
+    compile_path,
     errors,
+    node_file,
     run,
     scene,
+    tree_file,
 )
 from tether.scenes.robot import CLOSE
 from tether.trees.episode import run_episode
@@ -63,8 +69,9 @@ def test_two_commanders_in_one_tick_raise_command_conflict(tmp_path):
           - move_to: {target: [0.1, 0, 0.3], name: first}
           - rotate: {yaw: 0.5, name: second}
         """, robot)
-    with pytest.raises(CommandConflict, match="two leaves commanded the robot in one tick"):
+    with pytest.raises(TickError, match="two leaves commanded the robot in one tick") as caught:
         run(root, robot)
+    assert isinstance(caught.value.__cause__, CommandConflict)
     assert robot.steps == 0
 
 
@@ -111,15 +118,14 @@ def test_every_episode_starts_from_a_clean_blackboard(tmp_path):
 
 
 def test_a_reference_to_a_key_written_in_an_earlier_episode_is_not_found(tmp_path):
-    from tether.behaviours.leaf import MissingKey
-
     robot = scene()
     run(compile_node(tmp_path, f"set: {{key: obj, value: {BOWL}}}", robot), robot)
     (tmp_path / "b").mkdir()
     root = compile_node(tmp_path / "b", "check: {predicate: grasped, object: '${/user/obj}'}",
                         robot)
-    with pytest.raises(MissingKey):
+    with pytest.raises(TickError) as caught:
         run(root, robot)
+    assert isinstance(caught.value.__cause__, MissingKey)
 
 
 def test_the_episode_writes_the_task_namespace(tmp_path):
@@ -198,3 +204,127 @@ def test_observers_see_every_tick_with_its_action_and_commander(tmp_path):
     assert seen[0].action is None and seen[0].commander is None and seen[0].tip == "wait 1"
     assert seen[1].commander == "down" and isinstance(seen[1].action, np.ndarray)
     assert seen[-1].root == Status.SUCCESS
+
+
+# --- an exception while the tree runs: one located line (TickError) ----------------------------
+READS_NOBODY = """
+sequence:
+  name: pick
+  children:
+    - wait: 1
+    - check: {predicate: grasped, object: "${/user/nobody}", name: holding}
+"""
+
+
+def test_a_missing_key_ends_the_episode_as_one_line_naming_the_node_and_its_line(tmp_path,
+                                                                                 monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the file is shown relative to the working directory
+    robot = scene()
+    root = compile_path(node_file(tmp_path, READS_NOBODY), robot).root
+    with pytest.raises(TickError) as caught:
+        run(root, robot)
+    error = caught.value
+    assert str(error) == ("tree.yaml:6: in 'pick/holding': blackboard key '/user/nobody' has not "
+                          "been written")
+    assert (error.node, error.origin) == ("pick/holding", "tree.yaml:6")
+    assert isinstance(error, TetherError)
+    assert isinstance(error.__cause__, MissingKey)
+    assert robot.steps == 1  # the wait's tick was stepped, the failing tick was not
+
+
+def test_an_error_inside_a_subtree_names_the_line_in_the_subtrees_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    tree_file(tmp_path, """
+        tree: part
+        root:
+          sequence:
+            - wait: 1
+            - check: {predicate: grasped, object: "${/user/nobody}", name: holding}
+        """, "part.yaml")
+    path = node_file(tmp_path, "sequence: [{wait: 1}, {subtree: part, name: grasp}]")
+    robot = scene()
+    with pytest.raises(TickError) as caught:
+        run(compile_path(path, robot).root, robot)
+    assert str(caught.value) == ("part.yaml:5: in 'sequence/grasp/holding': blackboard key "
+                                 "'/user/nobody' has not been written")
+
+
+def test_a_guard_whose_predicate_raises_is_the_node_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    robot = scene()
+    root = compile_node(tmp_path, """
+        guard:
+          predicate: near
+          object: "${/user/nobody}"
+          target: plate_1
+          child: {wait: 5}
+        """, robot)
+    with pytest.raises(TickError) as caught:
+        run(root, robot)
+    assert caught.value.origin == "tree.yaml:2"
+    assert caught.value.node == root.name
+    assert isinstance(caught.value.__cause__, MissingKey)
+
+
+def test_any_exception_in_a_leaf_is_located_with_its_type(tmp_path, monkeypatch):
+    def broken(self):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(Wait, "update", broken)
+    monkeypatch.chdir(tmp_path)
+    robot = scene()
+    root = compile_node(tmp_path, "sequence: [{move_to: [0.1, 0, 0.3]}, {wait: 2}]", robot)
+    with pytest.raises(TickError) as caught:
+        run(root, robot)
+    assert str(caught.value) == ("tree.yaml:2: in 'sequence/wait 2': ZeroDivisionError: "
+                                 "division by zero")
+    assert isinstance(caught.value.__cause__, ZeroDivisionError)
+
+
+def test_an_exception_in_terminate_when_the_budget_stops_the_tree_is_located(tmp_path,
+                                                                            monkeypatch):
+    def broken(self, new_status):
+        raise RuntimeError("cannot let go")
+
+    monkeypatch.setattr(MoveTo, "terminate", broken)
+    monkeypatch.chdir(tmp_path)
+    robot = scene()
+    root = compile_node(tmp_path, "move_to: {target: [0.1, 0, 0.3], name: reach}", robot)
+    with pytest.raises(TickError, match=r"^tree.yaml:2: in 'reach': RuntimeError: cannot let go$"):
+        run(root, robot, budget=2)
+
+
+def test_an_exception_in_setup_is_located(tmp_path, monkeypatch):
+    def broken(self, **kwargs):
+        raise ValueError("no robot for me")
+
+    monkeypatch.setattr(Wait, "setup", broken)
+    monkeypatch.chdir(tmp_path)
+    robot = scene()
+    root = compile_node(tmp_path, "sequence: [{wait: 1, name: pause}]", robot)
+    with pytest.raises(TickError, match=r"^tree.yaml:2: in 'sequence/pause': ValueError: no robot "
+                                        r"for me$"):
+        run(root, robot)
+    assert robot.steps == 0
+
+
+def test_an_exception_outside_every_node_of_the_tree_is_not_relocated(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "wait: 3", robot)
+
+    def observer(tick):
+        raise KeyError("an observer's own bug")
+
+    with pytest.raises(KeyError):
+        run_episode(root, robot, budget=5, observers=(observer,))
+
+
+def test_a_tree_100_nodes_deep_runs(tmp_path):
+    robot = scene()
+    node = "{wait: 1}"
+    for _ in range(99):
+        node = f"{{invert: {node}}}"
+    root = compile_node(tmp_path, node, robot)
+    result, _ = run(root, robot)
+    assert len(result.node_status) == 100
+    assert result.tree_status == "FAILURE"  # 99 inverters of a success

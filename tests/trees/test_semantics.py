@@ -5,8 +5,8 @@ tests/behaviours/."""
 from __future__ import annotations
 
 import pytest
-
 from tether.blackboard.episode import storage
+
 from tests.trees.harness import (
     BOWL,
     FAILURE,
@@ -261,8 +261,10 @@ def test_a_primitive_stopped_after_commanding_leaves_the_tick_to_the_branch_that
     assert frames[2].commander == "back off"  # not a CommandConflict with the stopped `reach`
 
 
-def test_two_commanders_in_one_parallel_raise_command_conflict(tmp_path):
+def test_two_commanders_in_one_parallel_raise_command_conflict_at_the_second(tmp_path):
     from tether.blackboard.episode import CommandConflict
+
+    from tether.errors import TickError
 
     robot = scene()
     root = compile_node(tmp_path, """
@@ -270,8 +272,12 @@ def test_two_commanders_in_one_parallel_raise_command_conflict(tmp_path):
           - move_to: {target: [0.1, 0, 0.3], name: left}
           - move_to: {target: [-0.1, 0, 0.3], name: right}
         """, robot)
-    with pytest.raises(CommandConflict, match="'left' and 'right'"):
+    with pytest.raises(TickError) as caught:
         run(root, robot)
+    assert caught.value.node == "parallel/right"
+    assert str(caught.value).endswith("two leaves commanded the robot in one tick: 'left' and "
+                                      "'right'")
+    assert isinstance(caught.value.__cause__, CommandConflict)
 
 
 # --- retry and repeat --------------------------------------------------------------------------

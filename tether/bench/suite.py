@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tether.errors import TetherError, did_you_mean
+from tether.errors import TetherError, data_problem, did_you_mean
 from tether.trees.compiler import LIBRARY
 from tether.trees.source import TreeError, Where, load_source
 
@@ -182,6 +182,9 @@ def _arm(where: Where, name: str, spec: Any, root: Path, problems: list[str]) ->
     if not isinstance(given, dict):
         problems.append(where.of_key(spec, "with").error("expected a mapping of params"))
         given = {}
+    if (problem := data_problem(given)) is not None:
+        path, message = problem
+        problems.append(where.of_key(spec, "with").at(given, path).error(message))
     requires = spec.get("requires", [])
     if not isinstance(requires, list):
         problems.append(where.of_key(spec, "requires").error("expected a list of paths"))

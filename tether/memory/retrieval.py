@@ -1,8 +1,8 @@
 """Retrieval: find the experiences relevant to this episode and turn them into advice.
 
-`retrieve` takes a query (the retrieve node renders its template with `tether.blackboard.template`),
-searches each partition of the store for its top `k` entries at or above a similarity
-`threshold`, and writes:
+`retrieve` takes a query (the retrieve node renders its template with
+`tether.blackboard.references`), searches each partition of the store for its top `k` entries at
+or above a similarity `threshold`, and writes:
 
     /memory/retrieved        {query, successes: [...], failures: [...], rules: [...]}: each hit
                              is `Experience.brief()` plus its `similarity`, best first

@@ -15,7 +15,9 @@ sub-task is done (the verifier checks them). `read_plan` turns a model's reply i
 (the JSON may sit in a ```json fence or between prose); `check_plan` compiles every sub-task
 with the real compiler against the scene's names and returns its problems, located by plan
 path (`subtasks[0].steps[1].move_to.tolerance: expected a number, got 'high'`). Nothing in a
-plan is ever evaluated as code.
+plan is ever evaluated as code. Reading rejects what JSON allows but no plan may hold: `NaN`,
+`Infinity` and numbers too large for a float, and objects and lists nested more than
+`MAX_NESTING` deep.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from tether.errors import TetherError
+from tether.errors import MAX_NESTING, TetherError, data_problem, key_path
 from tether.trees.compiler import compile_tree
 from tether.trees.source import TreeError
 from tether.trees.values import Resolver
@@ -78,6 +80,8 @@ def extract_json(text: str) -> Any:
     except json.JSONDecodeError as exc:
         line = body[:start].count("\n") + exc.lineno
         raise PlanError([f"invalid JSON at line {line} column {exc.colno}: {exc.msg}"]) from None
+    except RecursionError:  # json's reader recurses, guarded by the interpreter's own limit
+        raise PlanError([f"the plan: nested more than {MAX_NESTING} levels deep"]) from None
     return value
 
 
@@ -110,6 +114,9 @@ def _shape(data: Any) -> list[str]:
 def read_plan(text: str | dict, *, instruction: str = "", planner: str = "") -> Plan:
     """A `Plan` from a reply (text) or parsed JSON; `PlanError` on malformed JSON or shape."""
     data = extract_json(text) if isinstance(text, str) else text
+    if (problem := data_problem(data)) is not None:
+        path, message = problem
+        raise PlanError([f"{key_path(path) or 'the plan'}: {message}"])
     problems = _shape(data)
     if problems:
         raise PlanError(problems)
