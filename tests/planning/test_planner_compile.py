@@ -106,10 +106,12 @@ def test_tether_plan_writes_a_tree_that_tether_check_accepts(tmp_path):
 
 @pytest.mark.slow
 def test_tether_do_plans_and_succeeds_nominally_and_remembers_the_plan(tmp_path):
-    from tether.planning.pipeline import do_instruction
+    from tether.planning.do import DO_BUDGET, DoConfig, do_instruction
+    from tether.session.session import SessionConfig
 
-    record, plan = do_instruction("move the black bowl onto the plate", "libero_goal/8",
-                                  runs=tmp_path, memory=str(tmp_path / "m.db"), record=False)
+    record, plan = do_instruction(DoConfig("move the black bowl onto the plate", SessionConfig(
+        "libero_goal/8", runs=tmp_path, budget=DO_BUDGET, memory=str(tmp_path / "m.db"),
+        record=False)))
     assert record.result.success and plan.planner == "parser"
     from tether.memory.store import ExperienceStore
 
