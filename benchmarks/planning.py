@@ -157,7 +157,8 @@ def execute(row: Row, plan, task, options, runs: Path, memory: str) -> None:
         with contextlib.redirect_stdout(io.StringIO()):
             record, _ = do_instruction(DoConfig(row.text, SessionConfig(
                 task.id, seed=row.init_state, init_state=row.init_state, runs=runs,
-                budget=DO_BUDGET, memory=memory, frames=FrameSettings()), planner=options, plan=plan))
+                budget=DO_BUDGET, memory=memory, frames=FrameSettings()),
+                planner=options, plan=plan))
     except TetherError as exc:  # a plan that compiled alone but not in the run: a bug to see
         row.ran, row.why = True, f"run error: {str(exc).splitlines()[0]}"
         return
