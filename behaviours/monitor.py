@@ -31,6 +31,7 @@ from typing import Any
 import py_trees
 
 from tether.behaviours.verifier import Expectation, Pending, Verdict, Verifier, choose_verifier
+from tether.behaviours.services import NO_SERVICES, Services
 from tether.blackboard.episode import PREEMPTED, VERIFIER_ERROR, record_error
 from tether.blackboard.trace_events import emit
 from tether.scenes.robot import Robot
@@ -54,7 +55,8 @@ class Monitor(py_trees.decorators.Decorator):
 
     def setup(self, **kwargs: Any) -> None:
         self.robot: Robot = kwargs["robot"]
-        self.verifier: Verifier | None = choose_verifier(self.choice, kwargs)
+        services: Services = kwargs.get("services", NO_SERVICES)
+        self.verifier: Verifier | None = choose_verifier(self.choice, services.verifier)
 
     def initialise(self) -> None:
         self.ticks = self.checks = 0

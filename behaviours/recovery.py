@@ -5,24 +5,24 @@ style): `selector: [move_to..., sequence: [error_is: STUCK, lift, move_to...]]`.
 
 `Replan` (node `replan`) is the end of escalation: it asks a planner for a new subtree with the
 failure context (the error history and the short-term event log, ExpTeach's reflection input) and
-runs it. The planner is not known to the tree file: it comes through `setup(replanner=...)` as a
-callable `replanner(context: dict) -> Behaviour` that `tether do` provides (the planner, the
-plan compiler and the safety rules live in `trees/`). The call is synchronous: in simulation the
+runs it. The planner is not known to the tree file: it comes as the `replanner` of the run's
+`Services` (`setup(services=...)`), a callable `replanner(context: dict) -> Behaviour` that
+`tether do` provides (the planner, the plan compiler and the safety rules live in
+`tether.planning`). The call is synchronous: in simulation the
 scene does not advance while the planner thinks, so a run does not depend on its latency.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import py_trees
 
 from tether.blackboard.episode import BUDGET_EXHAUSTED, last_error, record_error, storage
 from tether.blackboard.events import event_log, render_events
+from tether.behaviours.services import NO_SERVICES, Replanner, Services
 
 Status = py_trees.common.Status
-Replanner = Callable[[dict[str, Any]], py_trees.behaviour.Behaviour]
 
 
 class ErrorIs(py_trees.behaviour.Behaviour):
@@ -63,7 +63,8 @@ class Replan(py_trees.behaviour.Behaviour):
 
     def setup(self, **kwargs: Any) -> None:
         self.setup_kwargs = kwargs
-        self.replanner = kwargs.get("replanner")
+        services: Services = kwargs.get("services", NO_SERVICES)
+        self.replanner = services.replanner
         self.robot = kwargs.get("robot")
 
     def context(self) -> dict[str, Any]:

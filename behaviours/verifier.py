@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from tether.behaviours.conditions import PredicateCall
 from tether.blackboard.references import deref, render
@@ -126,10 +126,9 @@ class VLMVerifier:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-def choose_verifier(choice: str, services: dict[str, Any]) -> Verifier | None:
-    """The verifier a node asks: `sim`; `vlm` (the run's `verifier` service, None when the run
-    has none); `auto` (the service if given, else `sim`)."""
-    given = services.get("verifier")
+def choose_verifier(choice: str, given: Verifier | None) -> Verifier | None:
+    """The verifier a node asks: `sim`; `vlm` (`given`, the run's `verifier` service, None when
+    the run has none); `auto` (the service if given, else `sim`)."""
     if choice == SIM:
         return SimVerifier()
     if choice == VLM:

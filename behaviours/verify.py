@@ -17,6 +17,7 @@ from typing import Any
 import py_trees
 
 from tether.behaviours.leaf import RobotLeaf
+from tether.behaviours.services import NO_SERVICES, Services
 from tether.behaviours.verifier import Expectation, choose_verifier
 from tether.blackboard.episode import VERIFIER_ERROR
 from tether.blackboard.trace_events import emit
@@ -33,7 +34,8 @@ class Verify(RobotLeaf):
 
     def setup(self, **kwargs: Any) -> None:
         super().setup(**kwargs)
-        self.verifier = choose_verifier(self.choice, kwargs)
+        services: Services = kwargs.get("services", NO_SERVICES)
+        self.verifier = choose_verifier(self.choice, services.verifier)
 
     def update(self) -> Status:
         if self.verifier is None:

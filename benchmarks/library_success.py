@@ -22,7 +22,8 @@ from tqdm import tqdm
 
 from tether.scenes.catalogue import get_task, suite_tasks
 from tether.replay.recorder import FrameSettings
-from tether.session.run import run
+from tether.session.run import RunConfig, run
+from tether.session.session import SessionConfig
 
 DEFAULT = [("libero_goal/put_the_bowl_on_the_plate", 20)] + [
     (f"libero_spatial/{i}", 5) for i in range(10)]
@@ -45,8 +46,8 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as runs:
         for task, k in tqdm(episodes, desc="episodes", unit="ep"):
-            rec = run(args.tree, task, seed=k, init_state=k, runs=runs, frames=FrameSettings(),
-                      memory="none")
+            rec = run(RunConfig(args.tree, SessionConfig(
+                task, seed=k, init_state=k, runs=runs, frames=FrameSettings(), memory="none")))
             r = rec.result
             rows.append({"task": task, "init_state": k, "success": r.success, "steps": r.steps,
                          "errors": [e["code"] for e in r.errors], "wall": rec.wall_seconds})

@@ -9,7 +9,7 @@ the plan compiled with the tree compiler. A row says whether the grounded goals 
 task's own BDDL goal (`goal`), and whether a plan came out that compiles (`plan`); when not, why.
 
 With `--execute` every compiling plan is also RUN nominally, exactly as `tether do` runs it
-(`tether.planning.pipeline.do_instruction`: the safety rules' tree, its `replan` node asking the
+(`tether.planning.do.do_instruction`: the safety rules' tree, its `replan` node asking the
 same planner), for one episode per init state; success is LIBERO's own goal test. Tasks are
 split by whether the library has a skill for every predicate of their BDDL goal
 (`tether.planning.skills.SKILLS`): the tasks without one are reported as `no skill`, not dropped.
@@ -149,14 +149,16 @@ def plan_rows(task, init_state: int, planner, then=None) -> list[Row]:
 def execute(row: Row, plan, task, options, runs: Path, memory: str) -> None:
     """Run `plan` as `tether do` does, one episode at the row's init state."""
     from tether.errors import TetherError
-    from tether.planning.pipeline import do_instruction
+    from tether.planning.do import DO_BUDGET, DoConfig, do_instruction
     from tether.replay.recorder import FrameSettings
+    from tether.session.session import SessionConfig
 
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            record, _ = do_instruction(row.text, task.id, options=options, plan=plan,
-                                       seed=row.init_state, init_state=row.init_state, runs=runs,
-                                       memory=memory, frames=FrameSettings())
+            record, _ = do_instruction(DoConfig(row.text, SessionConfig(
+                task.id, seed=row.init_state, init_state=row.init_state, runs=runs,
+                budget=DO_BUDGET, memory=memory, frames=FrameSettings()),
+                planner=options, plan=plan))
     except TetherError as exc:  # a plan that compiled alone but not in the run: a bug to see
         row.ran, row.why = True, f"run error: {str(exc).splitlines()[0]}"
         return
@@ -206,7 +208,7 @@ def totals(rows: list[Row], executed: bool) -> list[str]:
 
 def main(argv: list[str]) -> int:
     from tether.scenes.catalogue import ALL_SUITES, get_task, list_tasks
-    from tether.planning.pipeline import PlannerOptions, make_planner
+    from tether.planning.planners import PlannerOptions, make_planner, open_planner_store
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tasks", nargs="*", help="suites or SUITE/TASK (default: all suites)")
@@ -220,8 +222,8 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     specs = args.tasks or list(ALL_SUITES)
     tasks = [t for s in specs for t in ([get_task(s)] if "/" in s else list_tasks([s]))]
-    options = PlannerOptions(memory=args.memory)
-    planner = make_planner(options)
+    options = PlannerOptions()
+    planner = make_planner(options, open_planner_store(args.memory))
     rows: list[Row] = []
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

@@ -212,14 +212,16 @@ def run_reference(ref: Reference, init_states: list[int], runs: Path,
     if not init_states:
         return []
     from tether.replay.recorder import FrameSettings
-    from tether.session.run import run
+    from tether.session.run import RunConfig, run
+    from tether.session.session import SessionConfig
 
     path = runs / f"reference-{ref.task.replace('/', '-')}.yaml"
     path.write_text(yaml.safe_dump(ref.document(), sort_keys=False))
     rows = []
     for k in init_states:
-        rec = run(path, ref.task, seed=k, init_state=k, runs=runs, frames=FrameSettings(),
-                  memory="none", record=False, budget=budget * len(ref.goal))
+        rec = run(RunConfig(path, SessionConfig(
+            ref.task, seed=k, init_state=k, runs=runs, frames=FrameSettings(), memory="none",
+            record=False, budget=budget * len(ref.goal))))
         r = rec.result
         rows.append({"task": ref.task, "init_state": k, "success": bool(r.success),
                      "steps": r.steps, "errors": [e["code"] for e in r.errors],

@@ -33,3 +33,9 @@ def test_registering_a_name_twice_is_a_programming_error():
     reg.register("sim", 1)
     with pytest.raises(ValueError, match="verifier 'sim' registered twice"):
         reg.register("sim", 2)
+
+
+def test_membership_of_an_unknown_name_is_false_not_an_error():
+    planners: Registry[int] = Registry("planner")
+    planners.register("memory", 1)
+    assert "memory" in planners and "openai" not in planners

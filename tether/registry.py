@@ -58,6 +58,9 @@ class Registry(Mapping[str, T]):
     def __getitem__(self, name: str) -> T:
         return self.get(name)
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._entries))
 

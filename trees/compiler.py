@@ -10,6 +10,10 @@ problem found as `file:line:column: key: message`, with the closest valid name w
 A tree nests nodes at most `MAX_DEPTH` deep (subtrees included). Each compiled node keeps
 `origin` (`file:line` of its node type in its file) and `node_type`, so an exception raised
 while it runs is reported there (`tether.errors.TickError`).
+
+`compile_tree(path)` compiles a file; `compile_document(mapping, origin)` a tree-file mapping
+held in memory (a plan's tree) and `compile_node(value, where)` one node of one (a plan's step),
+whose problems are located by key path from a logical origin (`Where.logical`), no file written.
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ class Param:
 
 @dataclass
 class TreeFile:
-    path: Path
+    path: Path | None  # None: a document held in memory
     name: str
     doc: str
     goal: tuple[str, ...]
@@ -88,6 +92,12 @@ class CompiledTree:
 def read_tree_file(path: Path) -> TreeFile:
     """Parse a tree file and check its top level and its `params:` declarations."""
     data, where = load_source(path)
+    return tree_file_of(data, where, path)
+
+
+def tree_file_of(data: Any, where: Where, path: Path | None = None) -> TreeFile:
+    """Check the top level and the `params:` declarations of a tree file's mapping (`path`:
+    the file it was read from; None for one held in memory, named by `where`)."""
     problems: list[str] = []
     if not isinstance(data, dict):
         found = "empty" if data is None else "a list" if isinstance(data, list) else "a scalar"
@@ -123,9 +133,9 @@ def read_tree_file(path: Path) -> TreeFile:
             problems.append(gwhere.error(f"unknown predicate '{g}'" + did_you_mean(g, PREDICATES)))
     if problems:
         raise TreeError(problems)
-    return TreeFile(path=path, name=str(data.get("tree") or path.stem),
-                    doc=str(data.get("doc", "")), goal=tuple(goal), params=params,
-                    root=data["root"], where=where.of_key(data, "root"))
+    name = data.get("tree") or (path.stem if path else where.file)
+    return TreeFile(path=path, name=str(name), doc=str(data.get("doc", "")), goal=tuple(goal),
+                    params=params, root=data["root"], where=where.of_key(data, "root"))
 
 
 def _read_param(name: str, decl: Any, where: Where) -> Param:
@@ -173,8 +183,9 @@ def parse_binding(text: str) -> tuple[str, Any]:
 class Compiler:
     """Compiles one tree file (and the subtrees it includes), collecting every problem."""
 
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context, here: Path | None = None):
         self.ctx = ctx
+        self.here = here  # where a document held in memory finds subtrees (else the library)
         self.problems: list[str] = []
         self.count = 0
         self.files: dict[Path, TreeFile] = {}  # parsed once, however often they are included
@@ -229,12 +240,20 @@ class Compiler:
             self.problems.extend(exc.problems)
             return None
         self.files[resolved] = tf
+        return self.compile_parsed(tf, given, where, (*stack, resolved), marks)
+
+    def compile_parsed(self, tf: TreeFile, given: dict[str, Any], where: Where,
+                       stack: tuple[Path, ...],
+                       marks: Any = None) -> py_trees.behaviour.Behaviour | None:
+        """Bind `tf`'s params and compile its root (`stack`: the files it is included from,
+        ending with its own)."""
         bindings = self.bind(tf, given, where, marks)
         if bindings is None:
             return None
-        root = self.node(tf.root, tf.where, bindings, (*stack, resolved))
+        root = self.node(tf.root, tf.where, bindings, stack)
         if root is not None:
-            root.tree_file = display_path(path)  # type: ignore[attr-defined]
+            shown = display_path(tf.path) if tf.path else tf.where.file
+            root.tree_file = shown  # type: ignore[attr-defined]
             root.bindings = bindings  # type: ignore[attr-defined]  # the file's params, bound
         return root
 
@@ -309,7 +328,7 @@ class Compiler:
         else:
             built = self.typed(NODE_TYPES[kind], body, nwhere, name, bindings, stack)
         if built is not None:
-            built.origin = f"{nwhere.file}:{nwhere.line}"  # type: ignore[attr-defined]
+            built.origin = nwhere.place()  # type: ignore[attr-defined]
             built.node_type = kind  # type: ignore[attr-defined]
             self.count += 1
         return built
@@ -328,7 +347,7 @@ class Compiler:
         if not isinstance(ref, str):
             self.problems.append(nwhere.error("expected the name of a tree file"))
             return None
-        path = self.find(ref, stack[-1].parent if stack else Path.cwd(), nwhere)
+        path = self.find(ref, stack[-1].parent if stack else self.here, nwhere)
         if path is None:
             return None
         given = value.get("with") or {}
@@ -348,14 +367,16 @@ class Compiler:
             root.name = name
         return root
 
-    def find(self, ref: str, here: Path, where: Where) -> Path | None:
-        for folder in (here, LIBRARY):
+    def find(self, ref: str, here: Path | None, where: Where) -> Path | None:
+        folders = (LIBRARY,) if here is None else (here, LIBRARY)
+        for folder in folders:
             for candidate in (folder / ref, folder / f"{ref}.yaml"):
                 if candidate.is_file():
                     return candidate
-        known = sorted({p.stem for folder in (here, LIBRARY) for p in folder.glob("*.yaml")})
+        known = sorted({p.stem for folder in folders for p in folder.glob("*.yaml")})
         self.problems.append(where.error(
-            f"no tree file '{ref}' next to this file or in the library" + did_you_mean(ref, known)))
+            f"no tree file '{ref}' {'in' if here is None else 'next to this file or in'} the "
+            "library" + did_you_mean(ref, known)))
         return None
 
     def typed(self, nt: NodeType, body: Any, where: Where, name: str | None,
@@ -592,14 +613,45 @@ def compile_tree(path: Path | str, given: dict[str, Any] | None = None, *,
     """
     path = Path(path)
     tf = read_tree_file(path)
+    compiler = Compiler(Context(resolve=resolve))
+    compiler.files[path.resolve()] = tf
+    return _compile_root(compiler, tf, given, placeholders, (path.resolve(),))
+
+
+def compile_document(document: Any, origin: str, given: dict[str, Any] | None = None, *,
+                     resolve=None, here: Path | None = None,
+                     placeholders: bool = False) -> CompiledTree:
+    """`compile_tree` for a tree file's mapping held in memory (a plan's tree), named `origin`:
+    its problems are located as `origin: root.sequence[2].move_to.tolerance: ...`. Subtrees are
+    found in `here` (when given) and the library."""
+    where = Where.logical(origin)
+    tf = tree_file_of(document, where)
+    return _compile_root(Compiler(Context(resolve=resolve), here), tf, given, placeholders, ())
+
+
+def compile_node(value: Any, where: Where, *, resolve=None,
+                 kind: str | None = None) -> py_trees.behaviour.Behaviour:
+    """Compile one node held in memory at `where` (e.g. `Where.logical("", "subtasks[0]
+    .steps[2]")`), or with `kind` the body of a node of that type (a plan's `expect` entry is
+    the body of a `check`); `TreeError` listing every problem. Subtrees come from the library."""
+    compiler = Compiler(Context(resolve=resolve))
+    if kind is None:
+        built = compiler.node(value, where, {}, ())
+    else:
+        built = compiler.typed(NODE_TYPES[kind], value, where, None, {}, ())
+    if compiler.problems or built is None:
+        raise TreeError(list(dict.fromkeys(compiler.problems)))
+    return built
+
+
+def _compile_root(compiler: Compiler, tf: TreeFile, given: dict[str, Any] | None,
+                  placeholders: bool, stack: tuple[Path, ...]) -> CompiledTree:
     given = dict(given or {})
     if placeholders:
         for p in tf.params.values():
             if p.required and p.name not in given:
                 given[p.name] = PLACEHOLDERS.get(p.type.name, f"<{p.name}>")
-    compiler = Compiler(Context(resolve=resolve))
-    compiler.files[path.resolve()] = tf
-    root = compiler.compile_file(path, given, tf.where)
+    root = compiler.compile_parsed(tf, given, tf.where, stack)
     if compiler.problems or root is None:
         raise TreeError(list(dict.fromkeys(compiler.problems)))
     bindings = dict(given)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import py_trees
 
+from tether.behaviours.services import NO_SERVICES, Services
 from tether.blackboard.episode import COMMAND, new_episode, storage
 from tether.errors import TickError
 from tether.scenes.robot import Robot
@@ -101,12 +102,12 @@ def located(root: py_trees.behaviour.Behaviour) -> Iterator[None]:
 def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int,
                 task: str = "", instruction: str = "", params: dict | None = None,
                 observers: tuple[Callable[[Tick], None], ...] = (),
-                memory: Any = None, services: dict[str, Any] | None = None) -> EpisodeResult:
+                memory: Any = None, services: Services = NO_SERVICES) -> EpisodeResult:
     """Tick `root` against `robot` until it finishes or `budget` steps have been taken.
 
     `memory` (a long-term `ExperienceStore`, or None) is handed to every node's `setup`, where
-    the memory nodes pick it up; `services` are more `setup` keyword arguments (e.g. the
-    `replanner` the `replan` node calls).
+    the memory nodes pick it up; `services` too (`tether.behaviours.services`: the verifier,
+    the `replanner` the `replan` node calls).
     """
     new_episode(task=task, instruction=instruction, params=params or {},
                 entities=robot.entities())
@@ -115,7 +116,7 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
     if observers:  # only observers need the visited set; it costs a visit per node per tick
         tree.add_visitor(visitor)
     with located(root):
-        tree.setup(robot=robot, memory=memory, **(services or {}))
+        tree.setup(robot=robot, memory=memory, services=services)
     ticks = 0
     while robot.steps < budget:
         with located(root):

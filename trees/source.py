@@ -4,7 +4,10 @@
 mapping key and sequence item) and turns YAML syntax errors, duplicate keys and unreadable files
 into a located `TreeError`, and so is a file that nests mappings and lists more than
 `MAX_NESTING` deep (found before the YAML reader recurses that deep). `Where` is a position used
-to locate every later validation message as `file:line:column: key: message`.
+to locate every later validation message as `file:line:column: key: message`. A tree held in
+memory (a plan's document, one of its steps) has no lines: `Where.logical(origin, key)` locates
+its messages by key path alone, as `origin: key: message` (`subtasks[0].steps[2].with.object:
+...` when the origin is empty).
 """
 
 from __future__ import annotations
@@ -31,22 +34,34 @@ class TreeError(TetherError):
 
 @dataclass(frozen=True)
 class Where:
-    """A position in a tree file (1-based line and column) and the key path that led there."""
+    """A position in a tree file (1-based line and column; line 0: a mapping held in memory,
+    located by key path only) and the key path that led there."""
 
     file: str
     line: int
     column: int
     key: str
 
+    @classmethod
+    def logical(cls, origin: str, key: str = "") -> Where:
+        """The start of a mapping held in memory, named `origin` (may be empty)."""
+        return cls(origin, 0, 0, key)
+
     def error(self, message: str) -> str:
-        """`file:line:column: key: message` (without `key: ` at the top level of a file)."""
-        key = f"{self.key}: " if self.key else ""
-        return f"{self.file}:{self.line}:{self.column}: {key}{message}"
+        """`file:line:column: key: message` (without `key: ` at the top level of a file); an
+        in-memory mapping's `origin: key: message`."""
+        at = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+        return ": ".join(part for part in (at, self.key, message) if part)
+
+    def place(self) -> str:
+        """Where a node is written: `file:line`, or its origin and key path in memory."""
+        return f"{self.file}:{self.line}" if self.line else " ".join(
+            part for part in (self.file, self.key) if part)
 
     def of_key(self, mapping: Any, key: str, path: str | None = None) -> Where:
         """Where `key` of `mapping` is written (this position when the mapping has no marks)."""
         path = path or (f"{self.key}.{key}" if self.key else key)
-        if isinstance(mapping, CommentedMap) and key in mapping:
+        if self.line and isinstance(mapping, CommentedMap) and key in mapping:
             line, col = mapping.lc.key(key)
             return Where(self.file, line + 1, col + 1, path)
         return Where(self.file, self.line, self.column, path)
@@ -62,7 +77,7 @@ class Where:
     def of_item(self, seq: Any, index: int) -> Where:
         """Where item `index` of `seq` is written."""
         path = f"{self.key}[{index}]"
-        if isinstance(seq, CommentedSeq) and index < len(seq):
+        if self.line and isinstance(seq, CommentedSeq) and index < len(seq):
             line, col = seq.lc.item(index)
             return Where(self.file, line + 1, col + 1, path)
         return Where(self.file, self.line, self.column, path)

@@ -10,7 +10,7 @@ from tether.scenes.perturbations import appearance, dynamics, language, layout, 
 from tether.scenes.perturbations.base import REGISTRY, Perturbation, build, register, spec_of
 
 __all__ = ["REGISTRY", "Perturbation", "appearance", "build", "dynamics", "language", "layout",
-           "open_scene", "perception", "register", "spec_of"]
+           "open_scene", "perception", "perturbed_instruction", "register", "spec_of"]
 
 
 def open_scene(*args, **kwargs):
@@ -18,3 +18,10 @@ def open_scene(*args, **kwargs):
     from tether.scenes.perturbations.scene import open_scene as _open
 
     return _open(*args, **kwargs)
+
+
+def perturbed_instruction(scene, text: str) -> str:
+    """`tether.scenes.perturbations.scene.perturbed_instruction` (imported lazily, as above)."""
+    from tether.scenes.perturbations.scene import perturbed_instruction as _edit
+
+    return _edit(scene, text)

@@ -42,9 +42,7 @@ def perturb_task(task: Task, perturbations: Sequence[Perturbation], seed: int
     problem = original.copy(language=task.language)
     for i, p in enumerate(perturbations):
         problem = p.edit_problem(problem, rng_for(seed, i, p.name, SCENE))
-    text = problem.language
-    for i, p in enumerate(perturbations):
-        text = p.edit_instruction(text, problem, rng_for(seed, i, p.name, SCENE + "-text"))
+    text = edit_instruction(problem.language, perturbations, problem, seed)
     problem = problem.copy(language=text)
     bddl = problem.to_bddl()
     digest = hashlib.sha1(bddl.encode()).hexdigest()[:12]
@@ -52,6 +50,22 @@ def perturb_task(task: Task, perturbations: Sequence[Perturbation], seed: int
     if not path.is_file():
         problem.write(path)
     return dataclasses.replace(task, bddl_file=path, language=text), original, problem
+
+
+def edit_instruction(text: str, perturbations: Sequence[Perturbation], problem: Problem,
+                     seed: int) -> str:
+    """`text` as the instruction-stage perturbations rewrite it for `problem` (the edited one)."""
+    for i, p in enumerate(perturbations):
+        text = p.edit_instruction(text, problem, rng_for(seed, i, p.name, SCENE + "-text"))
+    return text
+
+
+def perturbed_instruction(scene: LiberoScene, text: str) -> str:
+    """`text` edited as `scene`'s own instruction was (itself for an unperturbed scene): what an
+    instruction given with the scene (`tether do`) reads as in it."""
+    if not isinstance(scene, PerturbedScene):
+        return text
+    return edit_instruction(text, scene.perturbations, scene.problem, scene.text_seed)
 
 
 class PerturbedScene(LiberoScene):
@@ -62,6 +76,7 @@ class PerturbedScene(LiberoScene):
         base = get_task(task) if isinstance(task, str) else task
         self.perturbations = tuple(perturbations)
         self.base_task = base
+        self.text_seed = seed  # the instruction's edits were drawn with it
         perturbed, self.original_problem, self.problem = perturb_task(base, perturbations, seed)
         self._added = [n for n in self.problem.object_names()
                        if n not in self.original_problem.object_names()]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tether.behaviours.services import Services
 from tether.behaviours.verifier import VLMVerifier
 from tether.models.vlm_judge import VLMJudge
 from tests.behaviours.verifier_fakes import EyeBackend, holding_scene, slip
@@ -118,7 +119,7 @@ def _vlm_episode(tmp_path, backend: EyeBackend):
     root = compile_node(tmp_path, monitored(CARRY, every=4, lag=3, verifier="vlm"), robot)
     verifier = VLMVerifier(VLMJudge(backend))
     try:
-        result, frames = run(root, robot, events={6: slip}, services={"verifier": verifier})
+        result, frames = run(root, robot, events={6: slip}, services=Services(verifier=verifier))
     finally:
         verifier.close()
     return result, frames, errors()
@@ -143,7 +144,7 @@ def test_monitor_fails_with_verifier_error_on_an_unparseable_answer(tmp_path):
     robot = holding_scene()
     root = compile_node(tmp_path, monitored(CARRY, every=2, verifier="vlm"), robot)
     verifier = VLMVerifier(VLMJudge(EyeBackend(yes_word="I think the bowl is held")))
-    result, frames = run(root, robot, services={"verifier": verifier})
+    result, frames = run(root, robot, services=Services(verifier=verifier))
     verifier.close()
     assert statuses(frames, "watch") == [FAILURE]
     [error] = errors()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tether.behaviours.services import Services
 from tether.behaviours.verifier import VLMVerifier
 from tether.models.vlm_judge import VLMJudge
 from tests.behaviours.verifier_fakes import EyeBackend, holding_scene
@@ -13,8 +14,7 @@ from tests.trees.harness import BOWL, PLATE, compile_node, errors, run, scene
 
 def verify(tmp_path, robot, body: str, verifier=None):
     root = compile_node(tmp_path, f"verify: {{{body}, name: v}}", robot)
-    services = {"verifier": verifier} if verifier is not None else {}
-    result, _ = run(root, robot, services=services)
+    result, _ = run(root, robot, services=Services(verifier=verifier))
     if verifier is not None:
         verifier.close()
     return result.tree_status, [(e["code"], e["message"]) for e in errors()]
@@ -68,7 +68,7 @@ def test_verify_sends_its_question_with_blackboard_values_filled_in(tmp_path):
                       question: "Is ${{/user/thing}} on the plate?"}}
         """, robot)
     verifier = VLMVerifier(VLMJudge(backend))
-    run(root, robot, services={"verifier": verifier})
+    run(root, robot, services=Services(verifier=verifier))
     verifier.close()
     assert backend.questions[0].startswith("Is the black bowl on the plate?\n")
 

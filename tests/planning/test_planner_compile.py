@@ -7,6 +7,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tether.behaviours.services import Services
 from tether.errors import TetherError
 from tests.trees.harness import BOWL, PLATE, node_file, scene
 from tether.trees.compiler import compile_tree
@@ -26,7 +27,7 @@ def names(root: py_trees.behaviour.Behaviour) -> list[str]:
 
 def test_a_planned_tree_shows_the_recoveries_the_rules_added(tmp_path):
     plan = plan_goals("put the bowl on the plate", [Goal("on", (BOWL, PLATE))])
-    root = compile_plan(plan, tmp_path / "plan.yaml", scene().resolve).root
+    root = compile_plan(plan, scene().resolve).root
     shown = py_trees.display.unicode_tree(root)
     for part in ("plan, else replan", "budget 700 steps", f"verified grasp of {BOWL}",
                  f"check grasped({BOWL})", "empty grasp: let go and re-stage",
@@ -75,7 +76,7 @@ def test_replan_runs_what_the_replanner_returns_and_stops_after_its_attempts(tmp
                             resolve=robot.resolve).root
 
     root = compile_tree(path, resolve=robot.resolve).root
-    result = run_episode(root, robot, budget=50, services={"replanner": replanner})
+    result = run_episode(root, robot, budget=50, services=Services(replanner=replanner))
     assert result.tree_status == "SUCCESS" and len(asked) == 2
     assert asked[1]["robot"] is robot and asked[0]["instruction"] == ""
 
@@ -105,10 +106,12 @@ def test_tether_plan_writes_a_tree_that_tether_check_accepts(tmp_path):
 
 @pytest.mark.slow
 def test_tether_do_plans_and_succeeds_nominally_and_remembers_the_plan(tmp_path):
-    from tether.planning.pipeline import do_instruction
+    from tether.planning.do import DO_BUDGET, DoConfig, do_instruction
+    from tether.session.session import SessionConfig
 
-    record, plan = do_instruction("move the black bowl onto the plate", "libero_goal/8",
-                                  runs=tmp_path, memory=str(tmp_path / "m.db"), record=False)
+    record, plan = do_instruction(DoConfig("move the black bowl onto the plate", SessionConfig(
+        "libero_goal/8", runs=tmp_path, budget=DO_BUDGET, memory=str(tmp_path / "m.db"),
+        record=False)))
     assert record.result.success and plan.planner == "parser"
     from tether.memory.store import ExperienceStore
 
@@ -125,7 +128,7 @@ def test_a_carry_is_monitored_so_a_slipped_object_preempts_it(tmp_path):
 
     plan = Plan("carry the bowl", [Subtask("carry", [CARRY_STEP])])
     robot = holding_scene()
-    root = compile_plan(plan, tmp_path / "plan.yaml", robot.resolve).root
+    root = compile_plan(plan, robot.resolve).root
     assert f"{BOWL} stays in the gripper" in py_trees.display.unicode_tree(root)
     result, _ = run(root, robot, events={7: slip})
     preempted = [e for e in errors() if e["code"] == "PREEMPTED"]
@@ -157,7 +160,7 @@ def test_a_sub_task_whose_effects_hold_already_is_skipped(tmp_path):
     plan = Plan("put the bowl on the plate", [Subtask("on", [{"wait": 50}], [on])])
     robot = scene()
     robot.boxes[BOWL].pos = np.array([0.25, 0.0, 0.03])  # on the plate already
-    root = compile_plan(plan, tmp_path / "plan.yaml", robot.resolve).root
+    root = compile_plan(plan, robot.resolve).root
     assert "sub-task 1 done already" in py_trees.display.unicode_tree(root)
     result, _ = run(root, robot)
     assert result.tree_status == "SUCCESS" and result.steps < 50
@@ -165,5 +168,5 @@ def test_a_sub_task_whose_effects_hold_already_is_skipped(tmp_path):
     off.done.enabled = False
     robot = scene()
     robot.boxes[BOWL].pos = np.array([0.25, 0.0, 0.03])
-    result, _ = run(compile_plan(plan, tmp_path / "off.yaml", robot.resolve, off).root, robot)
+    result, _ = run(compile_plan(plan, robot.resolve, off).root, robot)
     assert result.steps >= 50

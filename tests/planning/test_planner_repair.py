@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -121,3 +123,19 @@ def test_the_prompt_lists_the_scene_and_the_vocabulary_from_the_registry():
     system, user = backend.seen[0][0].text, backend.seen[0][1].text
     assert "- move_to (leaf)" in system and "- grasp(object: entity" in system
     assert f"- {BOWL} (object; also: black bowl)" in user and PLATE in user
+
+
+def test_a_plan_is_checked_in_memory_and_located_by_plan_path_without_a_file(tmp_path,
+                                                                            monkeypatch):
+    def no_file(*args, **kwargs):
+        raise AssertionError("a plan check wrote a file")
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfile, "mkdtemp", no_file)
+    monkeypatch.setattr(Path, "write_text", no_file)
+    monkeypatch.chdir(tmp_path)
+    found = problems(with_step({"subtree": "place", "with": {"object": "black bowl",
+                                                             "target": "red cup"}}))
+    assert found == ["subtasks[0].steps[1].with.target: parameter 'target' of 'place': no entity "
+                     "'red cup' in this scene"]
+    assert list(tmp_path.iterdir()) == []

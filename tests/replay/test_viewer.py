@@ -175,11 +175,13 @@ def test_render_draws_a_tree_file(tmp_path):
 def test_a_libero_run_with_frames_replays_in_the_viewer(browser, tmp_path):
     from tether.trees.compiler import LIBRARY
     from tether.replay.recorder import FrameSettings
-    from tether.session.run import run
+    from tether.session.run import RunConfig, run
+    from tether.session.session import SessionConfig
 
     cameras = ("agentview", "robot0_eye_in_hand")
-    record = run(LIBRARY / "pick_place.yaml", "libero_goal/8", init_state=0, runs=tmp_path,
-                 frames=FrameSettings(cameras=cameras, every=20))
+    record = run(RunConfig(LIBRARY / "pick_place.yaml", SessionConfig(
+        "libero_goal/8", init_state=0, runs=tmp_path,
+        frames=FrameSettings(cameras=cameras, every=20))))
     run_dir = Path(record.run_dir)
     records = read_trace(run_dir)
     assert records[-1]["k"] == "end" and records[-1]["success"] == record.result.success

@@ -22,7 +22,13 @@ from tests.trees.harness import (
     scene,
     tree_file,
 )
-from tether.trees.compiler import compile_tree, goal_bindings, parse_binding, read_tree_file
+from tether.trees.compiler import (
+    compile_document,
+    compile_tree,
+    goal_bindings,
+    parse_binding,
+    read_tree_file,
+)
 from tether.trees.source import TreeError
 
 
@@ -122,6 +128,24 @@ def test_every_node_records_its_type_and_where_it_was_written(tmp_path):
     root = compile_node(tmp_path, "sequence:\n  - wait: 1\n  - invert: {wait: 2}")
     assert (root.node_type, root.children[1].node_type) == ("sequence", "invert")
     assert root.children[1].origin == f"{tmp_path / 'tree.yaml'}:4"
+
+
+def test_a_mapping_in_memory_compiles_and_is_located_by_its_logical_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # subtrees of a mapping come from the library, not the cwd
+    (tmp_path / "grasp.yaml").write_text("root: {wait: 1}\n")
+    doc = {"tree": "plan", "root": {"sequence": [
+        {"subtree": "grasp", "with": {"object": BOWL}},
+        {"move_to": {"object": PLATE, "tolerance": "high"}}]}}
+    robot = scene()
+    with pytest.raises(TreeError) as exc:
+        compile_document(doc, "plan 'x'", resolve=robot.resolve)
+    assert exc.value.problems == [
+        "plan 'x': root.sequence[1].move_to.tolerance: expected a number, got 'high'"]
+    doc["root"]["sequence"][1]["move_to"]["tolerance"] = 0.02
+    compiled = compile_document(doc, "plan 'x'", resolve=robot.resolve)
+    assert compiled.root.tree_file == "plan 'x'"
+    assert compiled.root.children[1].origin == "plan 'x' root.sequence[1].move_to"
+    assert compiled.root.children[0].tree_file.endswith("trees/library/grasp.yaml")
 
 
 def test_the_compiled_tree_counts_its_nodes(tmp_path):

@@ -10,7 +10,8 @@ import pytest
 
 from tether.trees.compiler import LIBRARY, compile_tree
 from tether.replay.recorder import FrameSettings
-from tether.session.run import run
+from tether.session.run import RunConfig, run
+from tether.session.session import SessionConfig
 from tether.replay.trace import read_trace
 
 LIBRARY_TREES = sorted(LIBRARY.glob("*.yaml"))
@@ -34,8 +35,9 @@ def test_every_library_tree_compiles_without_a_task(path: Path):
     ("libero_spatial/7", 2),
 ])
 def test_pick_place_succeeds_on_libero(task: str, init_state: int, tmp_path: Path):
-    record = run(LIBRARY / "pick_place.yaml", task, seed=init_state, init_state=init_state,
-                 runs=tmp_path, frames=FrameSettings(), memory="none")  # frames: see test_viewer
+    record = run(RunConfig(LIBRARY / "pick_place.yaml", SessionConfig(
+        task, seed=init_state, init_state=init_state, runs=tmp_path, frames=FrameSettings(),
+        memory="none")))  # frames: see test_viewer
     result = record.result
     assert result.success, (task, init_state, result.errors)
     assert result.tree_status == "SUCCESS"

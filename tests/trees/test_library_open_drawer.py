@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from tether.trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
-from tether.session.run import run
+from tether.session.run import RunConfig, run
+from tether.session.session import SessionConfig
 
 TREE = LIBRARY / "open_drawer.yaml"
 
@@ -26,7 +27,7 @@ def test_open_drawer_binds_its_drawer_from_an_open_goal():
     "tether/open_the_bottom_drawer_of_the_cabinet",
 ])
 def test_open_drawer_opens_the_drawer_on_libero(task: str, tmp_path: Path):
-    record = run(TREE, task, seed=0, init_state=0, runs=tmp_path)
+    record = run(RunConfig(TREE, SessionConfig(task, seed=0, init_state=0, runs=tmp_path)))
     result = record.result
     assert result.success, result.errors
     assert result.tree_status == "SUCCESS"

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from tether.trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
-from tether.session.run import run
+from tether.session.run import RunConfig, run
+from tether.session.session import SessionConfig
 
 TREE = LIBRARY / "turn_on.yaml"
 TASK = "libero_goal/turn_on_the_stove"
@@ -28,6 +29,6 @@ def test_turn_on_turns_the_knob_past_libero_s_on_angle(tmp_path: Path):
         assert not scene.evaluate("turn_on", {"object": "flat_stove_1"})
     finally:
         scene.close()
-    record = run(TREE, TASK, seed=0, init_state=0, runs=tmp_path)
+    record = run(RunConfig(TREE, SessionConfig(TASK, seed=0, init_state=0, runs=tmp_path)))
     assert record.result.success, record.result.errors
     assert record.result.tree_status == "SUCCESS"

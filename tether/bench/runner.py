@@ -56,7 +56,8 @@ def error_row(ep: Episode, message: str, wall: float) -> dict[str, Any]:
 def run_episode(ep: Episode, out: str) -> dict[str, Any]:
     """Run one episode with `tether.session.run.run` and return its row (the default `execute`)."""
     from tether.replay.recorder import FrameSettings
-    from tether.session.run import run
+    from tether.session.run import RunConfig, run
+    from tether.session.session import SessionConfig
 
     out_dir = Path(out)
     memory = {"none": "none", "fresh": "fresh"}.get(ep.arm.memory)
@@ -66,9 +67,10 @@ def run_episode(ep: Episode, out: str) -> dict[str, Any]:
     scratch = out_dir / "scratch" / ep.slug
     shutil.rmtree(scratch, ignore_errors=True)
     wall = time.perf_counter()
-    rec = run(ep.arm.file, ep.task, seed=ep.seed, given=dict(ep.arm.given), budget=ep.budget,
-              runs=scratch, record=True, frames=FrameSettings(), memory=memory,
-              perturb=ep.perturb)
+    rec = run(RunConfig(ep.arm.file, SessionConfig(
+        task=ep.task, seed=ep.seed, budget=ep.budget, runs=scratch, record=True,
+        frames=FrameSettings(), memory=memory, perturb=tuple(ep.perturb)),
+        given=dict(ep.arm.given)))
     final = out_dir / "episodes" / ep.slug
     shutil.rmtree(final, ignore_errors=True)
     final.parent.mkdir(parents=True, exist_ok=True)

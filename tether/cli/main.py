@@ -40,8 +40,7 @@ from tether.cli.planning import (
     Timeout,
     Verifier,
     VerifierBackend,
-    diagnoser_service,
-    verifier_service,
+    chat_services,
 )
 from tether.cli.planning import register as register_planning_verbs
 from tether.cli.policy import register as register_policy_verbs
@@ -122,31 +121,31 @@ def run(
     """
     from dataclasses import replace
 
+    from tether.behaviours.services import NO_SERVICES
     from tether.cli.progress import LiveTree, TipLines
     from tether.replay.recorder import FrameSettings
-    from tether.session.run import DEFAULT_FRAMES
+    from tether.session.run import RunConfig
     from tether.session.run import run as run_tree
+    from tether.session.session import DEFAULT_FRAMES, SessionConfig
 
     use_live = out.is_terminal if live is None else live
 
     def display(root: py_trees.behaviour.Behaviour, robot):
         return LiveTree(root, robot, out) if use_live else TipLines(robot, out)
 
-    from tether.planning.pipeline import close_services
-
-    services: dict = {}
+    services = NO_SERVICES
     try:
-        services = verifier_service(verifier, verifier_backend, "", model, base_url, timeout)
-        services |= diagnoser_service(diagnoser, verifier_backend, "", model, base_url, timeout)
-        record = run_tree(tree, task, seed=seed, init_state=init_state, given=_bindings(with_),
-                          budget=budget, runs=runs, display=display,
-                          record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
-                          if frame_every else FrameSettings(), memory=memory,
-                          perturb=perturb or (), services=services)
+        services = chat_services(verifier, diagnoser, verifier_backend or "", model, base_url,
+                                 timeout)
+        record = run_tree(RunConfig(tree, SessionConfig(
+            task=task, seed=seed, init_state=init_state, budget=budget, runs=runs,
+            record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
+            if frame_every else FrameSettings(), memory=memory, perturb=tuple(perturb or ())),
+            given=_bindings(with_)), services=services, display=display)
     except TetherError as exc:
         raise _fail(exc) from None
     finally:
-        close_services(services)
+        services.close()
     r = record.result
     verdict = "[bold green]SUCCESS[/]" if r.success else "[bold red]FAILURE[/]"
     out.print(f"{verdict}  task {record.task} (init state {record.init_state})", markup=True)

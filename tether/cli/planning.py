@@ -1,4 +1,4 @@
-"""`tether plan` and `tether do`: thin verbs over `tether.planning.pipeline`.
+"""`tether plan` and `tether do`: thin verbs over `tether.planning.do`.
 
     tether plan "INSTRUCTION" --task SUITE/TASK -o tree.yaml [--backend memory|openai|transformers]
     tether do "INSTRUCTION" --task SUITE/TASK [--seed N] [--backend ...] [--verifier vlm]
@@ -47,34 +47,25 @@ DiagnoserOpt = Annotated[str, typer.Option(
     " an unusable reply falls back to the rules).")]
 
 
-def diagnoser_service(diagnoser: str, verifier_backend: str | None, backend: str, model: str,
-                      base_url: str, timeout: float, max_tokens: int = 256) -> dict:
-    """The run's services for `--diagnoser` (also used by `tether run`)."""
+def chat_services(verifier: str, diagnoser: str, backend: str, model: str, base_url: str,
+                  timeout: float):
+    """The run's services for `--verifier` and `--diagnoser` (also used by `tether run`)."""
     from tether.models.planners import BackendConfig
-    from tether.session.memory import diagnoser_services
+    from tether.session.services import ServicesConfig, open_services
 
-    return diagnoser_services(diagnoser, verifier_backend or backend, BackendConfig(
-        model=model, base_url=base_url, timeout=timeout, max_tokens=max_tokens))
+    return open_services(ServicesConfig(verifier=verifier, diagnoser=diagnoser, backend=backend,
+                                        chat=BackendConfig(model=model, base_url=base_url,
+                                                           timeout=timeout)))
 
 
 def _options(backend: str, model: str, base_url: str, timeout: float, attempts: int,
-             memory: str | None, max_tokens: int):
+             max_tokens: int):
     from tether.models.planners import BackendConfig
-    from tether.planning.pipeline import PlannerOptions
+    from tether.planning.planners import PlannerOptions
 
-    return PlannerOptions(backend=backend, attempts=attempts, memory=memory,
+    return PlannerOptions(backend=backend, attempts=attempts,
                           config=BackendConfig(model=model, base_url=base_url, timeout=timeout,
                                                max_tokens=max_tokens))
-
-
-def verifier_service(verifier: str, verifier_backend: str | None, backend: str, model: str,
-                     base_url: str, timeout: float, max_tokens: int = 16) -> dict:
-    """The run's services for `--verifier` (also used by `tether run`)."""
-    from tether.models.planners import BackendConfig
-    from tether.planning.pipeline import verifier_services
-
-    return verifier_services(verifier, verifier_backend or backend, BackendConfig(
-        model=model, base_url=base_url, timeout=timeout, max_tokens=max_tokens))
 
 
 def _safety(path: Path | None):
@@ -91,12 +82,13 @@ def plan(instruction: Instruction, task: Task,
          safety: Safety = None,
          init_state: Annotated[int, typer.Option(help="Scene init state to plan in.")] = 0) -> None:
     """Plan INSTRUCTION in a task's scene and write the tree (`tether check` shows it)."""
-    from tether.planning.pipeline import plan_instruction
+    from tether.planning.do import PlanConfig, plan_instruction
 
     try:
-        result = plan_instruction(instruction, task, output, init_state=init_state,
-                                  options=_options(backend, model, base_url, timeout, attempts,
-                                                   memory, max_tokens), safety=_safety(safety))
+        result = plan_instruction(PlanConfig(
+            instruction, task, output, init_state=init_state, memory=memory,
+            planner=_options(backend, model, base_url, timeout, attempts, max_tokens),
+            safety=_safety(safety)))
     except TetherError as exc:
         err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None
@@ -114,30 +106,29 @@ def do(instruction: Instruction, task: Task, backend: Backend = "memory", model:
        runs: Annotated[Path, typer.Option(help="Folder for the run directory.")] = Path("runs"),
        ) -> None:
     """Plan INSTRUCTION for a task and run the planned tree for one episode."""
-    from tether.planning.pipeline import close_services, do_instruction
+    from tether.behaviours.services import NO_SERVICES
+    from tether.planning.do import DoConfig, do_instruction
+    from tether.session.session import SessionConfig
 
-    services: dict = {}
+    services = NO_SERVICES
     try:
-        services = verifier_service(verifier, verifier_backend, backend, model, base_url,
-                                    timeout)
-        services |= diagnoser_service(diagnoser, verifier_backend, backend, model, base_url,
-                                      timeout)
-        record, planned = do_instruction(
-            instruction, task, seed=seed, runs=runs, budget=budget, memory=memory,
-            options=_options(backend, model, base_url, timeout, attempts, memory,
-                             max_tokens),
-            safety=_safety(safety), services=services)
+        services = chat_services(verifier, diagnoser, verifier_backend or backend, model,
+                                 base_url, timeout)
+        record, planned = do_instruction(DoConfig(
+            instruction, SessionConfig(task=task, seed=seed, runs=runs, budget=budget,
+                                       memory=memory),
+            planner=_options(backend, model, base_url, timeout, attempts, max_tokens),
+            safety=_safety(safety)), services=services)
     except TetherError as exc:
         err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None
     finally:
-        close_services(services)
+        services.close()
     r = record.result
     verdict = "[bold green]SUCCESS[/]" if r.success else "[bold red]FAILURE[/]"
     out.print(f"{verdict}  \"{instruction}\" on {record.task} (planned by {planned.planner}"
-              + (f", verified by {services['verifier'].name}" if "verifier" in services else "")
-              + (f", diagnosed by {services['diagnoser'].name}" if "diagnoser" in services
-                 else "")
+              + (f", verified by {services.verifier.name}" if services.verifier else "")
+              + (f", diagnosed by {services.diagnoser.name}" if services.diagnoser else "")
               + f"), {r.steps} steps", markup=True)
     for e in r.errors[-3:]:
         out.print(f"  error {e['code']} at step {e['step']} in '{e['node']}': {e['message']}")

@@ -1,9 +1,10 @@
-"""The plan compiler: a checked plan becomes a tree file a person can read, edit and `tether check`.
+"""The plan compiler: a checked plan becomes a tree a person can read, edit and `tether check`.
 
 `plan_document(plan, config)` builds the tree-file mapping (the plan's steps wrapped by the
-safety rules of `tether.planning.safety`), `write_plan_tree` writes it as YAML with a header that
-says who planned it for which instruction, and `compile_plan` writes and compiles it against a
-scene's names in one go (the compiled root is what `tether do` runs).
+safety rules of `tether.planning.safety`); `compile_plan` compiles that mapping in memory
+against a scene's names (the compiled root is what `tether do` runs); `write_plan_tree` writes it
+as YAML with a header that says who planned it for which instruction, where a file is wanted
+(`tether plan -o`, the tree `tether do` keeps).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from tether.trees.compiler import CompiledTree, compile_tree
 from tether.planning.plan import Plan
 from tether.planning.safety import SafetyConfig, wrap_plan, wrap_subtask
+from tether.trees.compiler import CompiledTree, compile_document
 from tether.trees.values import Resolver
 
 
@@ -39,8 +40,10 @@ def write_plan_tree(plan: Plan, path: Path | str, config: SafetyConfig | None = 
     return path
 
 
-def compile_plan(plan: Plan, path: Path | str, resolve: Resolver | None,
-                 config: SafetyConfig | None = None) -> CompiledTree:
-    """Write the plan's tree to `path` and compile it (a `TreeError` would be a compiler bug:
-    plans are checked before they get here)."""
-    return compile_tree(write_plan_tree(plan, path, config), resolve=resolve)
+def compile_plan(plan: Plan, resolve: Resolver | None, config: SafetyConfig | None = None,
+                 *, origin: str | None = None) -> CompiledTree:
+    """Compile the plan's tree in memory; `origin` names it in node origins (default
+    `plan '<instruction>'`). A `TreeError` would be a compiler bug: plans are checked before
+    they get here."""
+    return compile_document(plan_document(plan, config),
+                            origin or f"plan '{plan.instruction}'", resolve=resolve)

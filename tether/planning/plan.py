@@ -12,10 +12,11 @@ A plan is a JSON object (docs/planner.md, "The plan format"; schema: `tether.pla
 Each step is one node of the tree language, exactly as a tree file writes it (any registered
 node type, or a library subtree with `with:`); `expect` are the predicates that hold when the
 sub-task is done (the verifier checks them). `read_plan` turns a model's reply into a `Plan`
-(the JSON may sit in a ```json fence or between prose); `check_plan` compiles every sub-task
-with the real compiler against the scene's names and returns its problems, located by plan
-path (`subtasks[0].steps[1].move_to.tolerance: expected a number, got 'high'`). Nothing in a
-plan is ever evaluated as code. Reading rejects what JSON allows but no plan may hold: `NaN`,
+(the JSON may sit in a ```json fence or between prose); `check_plan` compiles every step (and
+every expected effect, as the body of a `check`) in memory with the real compiler against the
+scene's names and returns its problems, located by plan path from a logical origin
+(`subtasks[0].steps[1].move_to.tolerance: expected a number, got 'high'`). Nothing in a plan is
+ever evaluated as code. Reading rejects what JSON allows but no plan may hold: `NaN`,
 `Infinity` and numbers too large for a float, and objects and lists nested more than
 `MAX_NESTING` deep.
 """
@@ -24,21 +25,16 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tether.errors import MAX_NESTING, TetherError, data_problem, key_path
-from tether.trees.compiler import compile_tree
-from tether.trees.source import TreeError
+from tether.trees.compiler import compile_node
+from tether.trees.source import TreeError, Where
 from tether.trees.values import Resolver
 
 PLAN_KEYS = ("instruction", "subtasks")
 SUBTASK_KEYS = ("goal", "expect", "steps")
-_LOCATION = re.compile(r"^.*?:\d+:\d+: root\.sequence\[(\d+)\]")
 
 
 class PlanError(TetherError):
@@ -125,30 +121,21 @@ def read_plan(text: str | dict, *, instruction: str = "", planner: str = "") -> 
                                   expect=list(s.get("expect", []))) for s in data["subtasks"]])
 
 
-def _relocate(problem: str, subtask: int, steps: int) -> str:
-    m = _LOCATION.match(problem)
-    if not m:
-        return f"subtasks[{subtask}]: {problem.split(': ', 1)[-1]}"
-    i = int(m.group(1))
-    where = (f"subtasks[{subtask}].steps[{i}]" if i < steps
-             else f"subtasks[{subtask}].expect[{i - steps}]")
-    rest = problem[m.end():]
-    if i >= steps:
-        rest = rest.removeprefix(".check")
-    return where + rest
-
-
 def check_plan(plan: Plan, resolve: Resolver | None) -> list[str]:
-    """Every problem of every sub-task, found by compiling it against the scene's names."""
+    """Every problem of every sub-task, found by compiling its steps and expected effects
+    against the scene's names (nothing is written)."""
     problems: list[str] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for k, sub in enumerate(plan.subtasks):
-            checks = [{"check": e} for e in sub.expect]
-            path = Path(tmp) / f"subtask{k}.yaml"
-            path.write_text(yaml.safe_dump({"root": {"sequence": [*sub.steps, *checks]}},
-                                           sort_keys=False), encoding="utf-8")
+    for k, sub in enumerate(plan.subtasks):
+        at = Where.logical("", f"subtasks[{k}]")
+        nodes = [(step, at.of_key({}, "steps").of_item(sub.steps, i), None)
+                 for i, step in enumerate(sub.steps)]
+        nodes += [(effect, at.of_key({}, "expect").of_item(sub.expect, j), "check")
+                  for j, effect in enumerate(sub.expect)]
+        found: list[str] = []
+        for value, where, kind in nodes:
             try:
-                compile_tree(path, resolve=resolve)
+                compile_node(value, where, resolve=resolve, kind=kind)
             except TreeError as exc:
-                problems += [_relocate(p, k, len(sub.steps)) for p in exc.problems]
+                found += exc.problems
+        problems += dict.fromkeys(found)
     return problems

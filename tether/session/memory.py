@@ -9,15 +9,14 @@
 - `remember_episode` builds the `EpisodeRecord` from the blackboard right after an episode and
   consolidates it into the store (`tether.memory.consolidation`); `practice` runs a tree for one
   episode on a given robot (e.g. a kinematic scene) with memory, then consolidates.
-- `diagnoser_services(choice, backend, config)` is `--diagnoser rules|llm`: nothing for `rules`
-  (the rule-based `diagnose`), a `diagnoser` service for `llm` (an `LLMDiagnoser` over a chat
-  backend), which `tether.session.run.run` hands to consolidation.
+
+The diagnoser consolidation uses is the run's `diagnoser` service when it has one
+(`--diagnoser llm`, `tether.session.services`), else the rule-based `diagnose`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import py_trees
 
@@ -27,8 +26,6 @@ from tether.blackboard.episode import storage
 from tether.blackboard.events import Event, event_log
 from tether.memory.retrieval import ADVICE_KEY, memory_params
 from tether.memory.store import ExperienceStore
-from tether.models.planners import BackendConfig
-from tether.errors import TetherError, did_you_mean
 from tether.scenes.robot import Robot
 from tether.trees.compiler import compile_tree, goal_bindings, read_tree_file
 from tether.trees.episode import EpisodeResult, Tick, run_episode
@@ -37,24 +34,6 @@ Status = py_trees.common.Status
 DONE = (Status.SUCCESS, Status.FAILURE)
 NO_MEMORY, FRESH = "none", "fresh"
 STORE_NAME = "memory.db"
-DIAGNOSERS = ("rules", "llm")  # `--diagnoser`
-CHAT_BACKENDS = ("openai", "transformers")
-
-
-def diagnoser_services(choice: str, backend: str, config: BackendConfig) -> dict[str, Any]:
-    """The run's `diagnoser` service for `--diagnoser` (see the module docstring)."""
-    from tether.memory.llm_diagnosis import LLMDiagnoser
-    from tether.models.planners import get_backend
-
-    if choice not in DIAGNOSERS:
-        raise TetherError(f"unknown diagnoser '{choice}'{did_you_mean(choice, DIAGNOSERS)}; "
-                          f"diagnosers: {', '.join(DIAGNOSERS)}")
-    if choice == "rules":
-        return {}
-    if backend not in CHAT_BACKENDS:
-        raise TetherError(f"--diagnoser llm needs a chat backend ({', '.join(CHAT_BACKENDS)}) to "
-                          f"ask; '{backend}' is not one (give --verifier-backend)")
-    return {"diagnoser": LLMDiagnoser(get_backend(backend, config))}
 
 
 def open_store(spec: str | Path | None, run_dir: Path) -> ExperienceStore | None:

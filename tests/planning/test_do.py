@@ -1,0 +1,108 @@
+"""`tether do` is one session: one scene (the one the episode runs in, perturbed included) and one
+memory store for planning, running and keeping the plan."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+import tether.scenes.perturbations as perturbations
+from tether.memory.store import ExperienceStore
+from tether.planning.do import DoConfig, do_instruction
+from tether.planning.plan import Plan, Subtask
+from tether.scenes.catalogue import get_task
+from tether.scenes.kinematic import KinematicScene
+from tether.scenes.libero_scene import LiberoScene
+from tests.trees.harness import BOWL, BOXES, PLATE
+from tether.session.session import SessionConfig
+
+TASK = "libero_goal/8"
+
+
+class TaskScene(KinematicScene):
+    """The harness's kinematic table with the task's instruction and a `close`."""
+
+    def __init__(self, language: str):
+        super().__init__(BOXES, goal=[("on", BOWL, PLATE)])
+        self.task = SimpleNamespace(language=language)
+        self.closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+@pytest.fixture
+def opened(monkeypatch):
+    """Every scene a session opens (a kinematic one); opening a LiberoScene directly fails."""
+    scenes: list[TaskScene] = []
+
+    def open_scene(task, perturbations=(), init_state=0, seed=0):
+        scenes.append(TaskScene(task.language))
+        return scenes[-1]
+
+    def no_libero(*args, **kwargs):
+        raise AssertionError("a LiberoScene was opened outside the session")
+
+    monkeypatch.setattr(perturbations, "open_scene", open_scene)
+    monkeypatch.setattr(LiberoScene, "__init__", no_libero)
+    return scenes
+
+
+def test_do_opens_one_scene_and_one_store_and_keeps_the_plan_in_it(tmp_path, opened,
+                                                                   monkeypatch):
+    stores: list[object] = []
+    init = ExperienceStore.__init__
+
+    def counted(self, *args, **kwargs):
+        stores.append(args[0] if args else kwargs)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(ExperienceStore, "__init__", counted)
+    record, plan = do_instruction(DoConfig("put the black bowl on the plate", SessionConfig(
+        TASK, runs=tmp_path, budget=20, record=False, memory=tmp_path / "m.db")))
+    assert len(opened) == 1 and opened[0].closed == 1
+    assert stores == [tmp_path / "m.db"]
+    assert plan.planner == "parser" and plan.subtasks[0].expect == [
+        {"predicate": "on", "object": BOWL, "target": PLATE}]
+    assert record.memory["store"] == str(tmp_path / "m.db")
+    assert json.loads((tmp_path / record.run_dir / "plan.json").read_text()) == plan.to_json()
+    assert sorted(p.name for p in (tmp_path / "plans").iterdir()) == [
+        "put-the-black-bowl-on-the-plate-s0.yaml"]
+
+
+class Spy:
+    """A planner that keeps what it was asked and plans a short wait."""
+
+    name = "spy"
+
+    def __init__(self):
+        self.asked: list[str] = []
+
+    def plan(self, request):
+        self.asked.append(request.instruction)
+        return Plan(request.instruction, [Subtask("wait", [{"wait": 2}])], planner=self.name)
+
+
+@pytest.mark.slow
+def test_a_perturbed_do_plans_the_perturbed_instruction_in_the_scene_it_runs_in(tmp_path,
+                                                                              monkeypatch):
+    spy = Spy()
+    opened: list[object] = []
+    real_open = perturbations.open_scene
+
+    def open_scene(*args, **kwargs):
+        opened.append(real_open(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(perturbations, "open_scene", open_scene)
+    monkeypatch.setattr("tether.planning.do.make_planner", lambda options, store: spy)
+    language = get_task(TASK).language
+    record, _ = do_instruction(DoConfig(language, SessionConfig(
+        TASK, seed=1, runs=tmp_path, budget=10, record=False, memory="none",
+        perturb=("noisy_instruction",))))
+    assert len(opened) == 1 and type(opened[0]).__name__ == "PerturbedScene"
+    assert record.perturbations == ("noisy_instruction",)
+    assert record.instruction != language
+    assert spy.asked == [record.instruction]
