@@ -13,6 +13,7 @@ import py_trees
 
 from tether.behaviours.leaf import RobotLeaf, deref
 from tether.blackboard.episode import CONDITION_FAILED, record_error
+from tether.scenes.predicates import evaluate
 from tether.scenes.robot import Robot
 
 Status = py_trees.common.Status
@@ -27,7 +28,7 @@ class PredicateCall:
         return f"{self.predicate}({', '.join(str(v) for v in self.args.values())})"
 
     def __call__(self, robot: Robot) -> bool:
-        return robot.evaluate(self.predicate, deref(self.args))
+        return evaluate(robot, self.predicate, deref(self.args))
 
 
 class Check(RobotLeaf):

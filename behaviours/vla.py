@@ -1,6 +1,6 @@
 """The `vla` leaf: a learned policy driven one action per tick, in chunks, inside a harness.
 
-The leaf asks its policy (a `tether.models.policy.Policy`, named in the tree) for a chunk of actions
+The leaf asks its policy (a `tether.models.policy.Policy`, named in the tree: `tether.models.policies`) for a chunk of actions
 when its queue is empty, then commands one action per tick, so guards and reactive composites
 above it re-check their conditions every control step. Around the policy it puts the harness the
 research relies on (Harness VLA, VLA²): a stop predicate, budgets in steps and chunks, a
@@ -47,7 +47,8 @@ from tether.blackboard.episode import BUDGET_EXHAUSTED, POLICY_ERROR, STUCK
 from tether.blackboard.template import render
 from tether.blackboard.trace_events import emit
 from tether.models.observation import Observation, observe
-from tether.models.policy import Policy, check_chunk, policy_for
+from tether.models.policies import policy_for
+from tether.models.policy import Policy, check_chunk
 
 Status = py_trees.common.Status
 ObservationFilter = Callable[[Observation, Any], Observation]

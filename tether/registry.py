@@ -45,6 +45,10 @@ class Registry(Mapping[str, T]):
 
         return add if entry is None else add(entry)
 
+    def unregister(self, name: str) -> None:
+        """Remove `name` if it is registered (a temporary entry, such as a test double)."""
+        self._entries.pop(name, None)
+
     def get(self, name: str, default: Any = None, *, where: str = "") -> T:  # type: ignore[override]
         """The entry named `name`; a `TetherError` naming the known ones when there is none
         (or `default`, when one is given)."""
@@ -57,6 +61,9 @@ class Registry(Mapping[str, T]):
 
     def __getitem__(self, name: str) -> T:
         return self.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._entries))

@@ -8,6 +8,7 @@ import pytest
 
 from tether.trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
 from tether.session.run import run
+from tether.scenes.predicates import evaluate
 
 TREE = LIBRARY / "turn_on.yaml"
 TASK = "libero_goal/turn_on_the_stove"
@@ -25,7 +26,7 @@ def test_turn_on_turns_the_knob_past_libero_s_on_angle(tmp_path: Path):
 
     scene = LiberoScene(TASK, 0)
     try:
-        assert not scene.evaluate("turn_on", {"object": "flat_stove_1"})
+        assert not evaluate(scene, "turn_on", {"object": "flat_stove_1"})
     finally:
         scene.close()
     record = run(TREE, TASK, seed=0, init_state=0, runs=tmp_path)
