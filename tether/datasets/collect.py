@@ -16,7 +16,6 @@ PNG, no video encoding), so lerobot's tools and `tether train` read it.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -30,6 +29,7 @@ from tether.models.scripted import ScriptedGrasp
 from tether.errors import TetherError
 from tether.scenes.grasps import grasp_point
 from tether.scenes.robot import OPEN, Robot
+from tether.scenes.vocabulary import category_of, noun
 
 FPS = 20
 WRIST = CameraSpec("robot0_eye_in_hand", (64, 64), "image2")
@@ -70,9 +70,7 @@ class CollectReport:
 
 def instruction_for(name: str) -> str:
     """The sub-task prompt of a grasp: 'pick up the black bowl' for `akita_black_bowl_1`."""
-    words = re.sub(r"_\d+$", "", name).split("_")
-    words = words[1:] if words[0] == "akita" else words
-    return "pick up the " + " ".join(words)
+    return "pick up the " + noun(category_of(name))
 
 
 def stage(robot: Robot, obj: str, config: StageConfig, rng: np.random.Generator) -> bool:
