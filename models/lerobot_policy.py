@@ -51,7 +51,8 @@ class LerobotConfig(PolicyConfig):
     device: str = "cpu"
 
     def build(self, robot: Robot) -> Policy:
-        return LerobotPolicy(Path(self.path), n_action_steps=self.n_action_steps, device=self.device)
+        return LerobotPolicy(Path(self.path), n_action_steps=self.n_action_steps,
+                             device=self.device)
 
 
 class LerobotPolicy:

@@ -16,9 +16,9 @@ a tree's config:
 
 Options of the model-backed kinds: `frame` ([h, w] the camera is rendered at for the models,
 default [256, 256]; masks are resized to the requested size), `box_threshold` (0.35),
-`device` (cpu), `phrases` ({entity: text prompt}; default `tether.scenes.vocabulary.phrase`). DIRs are local
-`save_pretrained` directories (model and processor); nothing is downloaded. A spec is checked
-when the tree is compiled (directory, model type); the weights load on first use.
+`device` (cpu), `phrases` ({entity: text prompt}; default `tether.scenes.vocabulary.phrase`).
+DIRs are local `save_pretrained` directories (model and processor); nothing is downloaded. A
+spec is checked when the tree is compiled (directory, model type); the weights load on first use.
 
 Each model-backed kind registers itself in `MODELS` under the option that selects it
 (`segmenter`, `tracker`); adapters import this module, never the package's factory.

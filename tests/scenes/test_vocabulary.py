@@ -1,5 +1,5 @@
 """One vocabulary of object names (`tether.scenes.vocabulary`): referring expressions, the
-instructions perturbations write, detector prompts and collected prompts all call an object alike."""
+instructions perturbations write, detector prompts and collected prompts call an object alike."""
 
 from __future__ import annotations
 
