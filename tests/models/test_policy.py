@@ -1,5 +1,6 @@
 """Policy configs and names (`models/policy.py`, `models/policies.py`), LIBERO observations
-(`models/observation.py`) and the lerobot adapter on the committed grasp checkpoint (`models/lerobot_policy.py`)."""
+(`models/observation.py`) and the lerobot adapter on the committed grasp checkpoint
+(`models/lerobot_policy.py`)."""
 
 from __future__ import annotations
 
