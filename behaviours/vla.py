@@ -2,10 +2,11 @@
 
 The leaf asks its policy (a `tether.models.policy.Policy`, named in the tree: see
 `tether.models.policies`) for a chunk of actions when its queue is empty, then commands one action
-per tick, so guards and reactive composites above it re-check their conditions every control step. Around the policy it puts the harness the
-research relies on (Harness VLA, VLA²): a stop predicate, budgets in steps and chunks, a
-continuation while the robot is still making progress, a stuck detector, and a safety screen that
-keeps a non-finite action or a policy exception from ever reaching the robot.
+per tick, so guards and reactive composites above it re-check their conditions every control step.
+Around the policy it puts the harness the research relies on (Harness VLA, VLA²): a stop predicate,
+budgets in steps and chunks, a continuation while the robot is still making progress, a stuck
+detector, and a safety screen that keeps a non-finite action or a policy exception from ever
+reaching the robot.
 
 Observations are built only when a chunk is requested (`tether.models.observation.observe`: the
 policy's cameras are rendered then, never in between). Input interventions (`behaviours.
