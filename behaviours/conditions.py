@@ -14,6 +14,7 @@ import py_trees
 from tether.behaviours.leaf import RobotLeaf
 from tether.blackboard.episode import CONDITION_FAILED, record_error
 from tether.blackboard.references import deref
+from tether.scenes.predicates import evaluate
 from tether.scenes.robot import Robot
 
 Status = py_trees.common.Status
@@ -28,7 +29,7 @@ class PredicateCall:
         return f"{self.predicate}({', '.join(str(v) for v in self.args.values())})"
 
     def __call__(self, robot: Robot) -> bool:
-        return robot.evaluate(self.predicate, deref(self.args))
+        return evaluate(robot, self.predicate, deref(self.args))
 
 
 class Check(RobotLeaf):

@@ -1,11 +1,12 @@
 """The `vla` leaf: a learned policy driven one action per tick, in chunks, inside a harness.
 
-The leaf asks its policy (a `tether.models.policy.Policy`, named in the tree) for a chunk of actions
-when its queue is empty, then commands one action per tick, so guards and reactive composites
-above it re-check their conditions every control step. Around the policy it puts the harness the
-research relies on (Harness VLA, VLA²): a stop predicate, budgets in steps and chunks, a
-continuation while the robot is still making progress, a stuck detector, and a safety screen that
-keeps a non-finite action or a policy exception from ever reaching the robot.
+The leaf asks its policy (a `tether.models.policy.Policy`, named in the tree: see
+`tether.models.policies`) for a chunk of actions when its queue is empty, then commands one action
+per tick, so guards and reactive composites above it re-check their conditions every control step.
+Around the policy it puts the harness the research relies on (Harness VLA, VLA²): a stop predicate,
+budgets in steps and chunks, a continuation while the robot is still making progress, a stuck
+detector, and a safety screen that keeps a non-finite action or a policy exception from ever
+reaching the robot.
 
 Observations are built only when a chunk is requested (`tether.models.observation.observe`: the
 policy's cameras are rendered then, never in between). Input interventions (`behaviours.
@@ -47,7 +48,8 @@ from tether.blackboard.episode import BUDGET_EXHAUSTED, POLICY_ERROR, STUCK
 from tether.blackboard.references import render
 from tether.blackboard.trace_events import emit
 from tether.models.observation import Observation, observe
-from tether.models.policy import Policy, check_chunk, policy_for
+from tether.models.policies import policy_for
+from tether.models.policy import Policy, check_chunk
 
 Status = py_trees.common.Status
 ObservationFilter = Callable[[Observation, Any], Observation]

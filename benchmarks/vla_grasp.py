@@ -39,9 +39,10 @@ def interval(wins: int, n: int) -> str:
 
 
 def main() -> None:
-    from tether.models.policy import policy_for
+    from tether.models.policies import policy_for
     from tether.scenes.catalogue import get_task
     from tether.scenes.perturbations import build, open_scene
+    from tether.scenes.predicates import evaluate
     from tether.trees.compiler import compile_tree, goal_bindings, read_tree_file
     from tether.trees.episode import run_episode
 
@@ -74,7 +75,7 @@ def main() -> None:
                 result = run_episode(root, scene, budget=args.budget, task=entry.id,
                                      instruction=scene.task.language, params=params)
                 obj = params["object"]
-                ok = scene.is_grasped(obj) and scene.evaluate("lifted", {"object": obj,
+                ok = scene.is_grasped(obj) and evaluate(scene, "lifted", {"object": obj,
                                                                          "height": 0.05})
                 wins += ok
                 steps.append(result.steps)

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from tether.errors import TetherError, did_you_mean
+from tether.registry import Registry
 
 
 @runtime_checkable
@@ -95,15 +95,11 @@ class HashingEmbedder:
         return normalise(out)
 
 
-EMBEDDERS: dict[str, Callable[[], Embedder]] = {
-    "minilm": MiniLMEmbedder,
-    "hashing": HashingEmbedder,
-}
+EMBEDDERS: Registry[Callable[[], Embedder]] = Registry("embedder")
+EMBEDDERS.register("minilm", MiniLMEmbedder)
+EMBEDDERS.register("hashing", HashingEmbedder)
 
 
 def get_embedder(name: str) -> Embedder:
     """The embedder registered as `name`."""
-    if name not in EMBEDDERS:
-        raise TetherError(f"unknown embedder '{name}' (one of {', '.join(EMBEDDERS)})"
-                          + did_you_mean(name, EMBEDDERS))
-    return EMBEDDERS[name]()
+    return EMBEDDERS.get(name)()

@@ -19,12 +19,15 @@ adapter maps the robot to the checkpoint's input features and back:
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from tether.models.observation import CameraSpec, Observation
 from tether.errors import TetherError, did_you_mean
+from tether.models.observation import CameraSpec, Observation
+from tether.models.policy import Policy, PolicyConfig
+from tether.scenes.robot import Robot
 
 IMAGE_PREFIX = "observation.images."
 STATE = "observation.state"
@@ -36,6 +39,20 @@ CAMERA_OF_KEY = {
     "wrist_image": "robot0_eye_in_hand", "eye_in_hand": "robot0_eye_in_hand",
     "robot0_eye_in_hand": "robot0_eye_in_hand",
 }
+
+
+@PolicyConfig.register("lerobot")
+@dataclass
+class LerobotConfig(PolicyConfig):
+    """A lerobot checkpoint directory (config.json, model.safetensors, processor files)."""
+
+    path: str
+    n_action_steps: int | None = None  # actions used per chunk; default: the checkpoint's own
+    device: str = "cpu"
+
+    def build(self, robot: Robot) -> Policy:
+        return LerobotPolicy(Path(self.path), n_action_steps=self.n_action_steps,
+                             device=self.device)
 
 
 class LerobotPolicy:

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from tether.models.planners import BackendConfig, ChatMessage
 from tether.errors import TetherError
+from tether.models.chat import BACKENDS, BackendConfig, ChatMessage
 
 
 def data_url(image: np.ndarray) -> str:
@@ -38,6 +38,7 @@ def to_openai(message: ChatMessage) -> dict[str, Any]:
     return {"role": message.role, "content": parts}
 
 
+@BACKENDS.register("openai")
 class OpenAIChat:
     name = "openai"
 

@@ -1,9 +1,9 @@
-"""Planner backends: chat models that answer a planning prompt with text, registered by name.
+"""Planner backends: chat models that answer a planning prompt with text, built by name.
 
-A backend is anything with a `name` and `complete(messages) -> str`; messages are `ChatMessage`s
-(role, text, optional RGB images). The planner in `tether.planning.llm` builds the prompt, reads
-the reply as a plan and sends back the exact problems; backends only move text (and images) to a
-model and back. Built by name from a `BackendConfig`, heavy libraries imported on first use:
+A backend (`tether.models.chat.ChatBackend`) only moves text (and images) to a model and back;
+the planner in `tether.planning.llm` builds the prompt, reads the reply as a plan and sends back
+the exact problems. This module imports every backend, so each is registered in `BACKENDS`, and
+builds one from a `BackendConfig`; heavy libraries are imported on first use:
 
     openai        any OpenAI-compatible chat-completions server (`vllm serve`, ...): images as
                   PNG data URLs, a timeout per request and retries (models/openai_chat.py)
@@ -17,68 +17,14 @@ model and back. Built by name from a `BackendConfig`, heavy libraries imported o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from tether.models import openai_chat, qwen_vl
+from tether.models.chat import BACKENDS, BackendConfig, ChatBackend, ChatMessage
 
-import numpy as np
+__all__ = ["BACKENDS", "BackendConfig", "ChatBackend", "ChatMessage", "get_backend"]
 
-from tether.errors import TetherError, did_you_mean
-
-
-@dataclass
-class ChatMessage:
-    role: str  # system, user or assistant
-    text: str
-    images: list[np.ndarray] = field(default_factory=list)  # H x W x 3 uint8 RGB
-
-
-@dataclass
-class BackendConfig:
-    """Settings of a backend; each backend reads the ones it needs."""
-
-    model: str = ""  # the served model name (openai) or a local directory (transformers)
-    base_url: str = "http://localhost:8000/v1"
-    api_key: str = "EMPTY"  # vLLM accepts any key unless started with --api-key
-    timeout: float = 60.0  # seconds per request
-    retries: int = 2  # extra attempts on connection errors, timeouts and 5xx
-    max_tokens: int = 1024
-    temperature: float = 0.0
-
-
-@runtime_checkable
-class ChatBackend(Protocol):
-    name: str
-
-    def complete(self, messages: Sequence[ChatMessage]) -> str:
-        """The model's reply to `messages` (`TetherError` when the model cannot be reached)."""
-
-
-BACKENDS: dict[str, Callable[[BackendConfig], ChatBackend]] = {}
-
-
-def register_backend(name: str, factory: Callable[[BackendConfig], ChatBackend]) -> None:
-    BACKENDS[name] = factory
-
-
-def _openai(config: BackendConfig) -> ChatBackend:
-    from tether.models.openai_chat import OpenAIChat
-
-    return OpenAIChat(config)
-
-
-def _transformers(config: BackendConfig) -> ChatBackend:
-    from tether.models.qwen_vl import QwenVLChat
-
-    return QwenVLChat(config)
-
-
-register_backend("openai", _openai)
-register_backend("transformers", _transformers)
+ADAPTERS = (openai_chat, qwen_vl)  # imported: each registers its backend
 
 
 def get_backend(name: str, config: BackendConfig | None = None) -> ChatBackend:
-    if name not in BACKENDS:
-        raise TetherError(f"unknown planner backend '{name}'{did_you_mean(name, BACKENDS)}; "
-                          f"backends: {', '.join(sorted(BACKENDS))}")
-    return BACKENDS[name](config or BackendConfig())
+    """The backend registered as `name`, built from `config` (defaults when None)."""
+    return BACKENDS.get(name)(config or BackendConfig())

@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tether.models.planners import BackendConfig, ChatMessage
 from tether.errors import TetherError
+from tether.models.chat import BACKENDS, BackendConfig, ChatMessage
 
 
+@BACKENDS.register("transformers")
 class QwenVLChat:
     name = "transformers"
 

@@ -19,18 +19,34 @@ a `RuntimeError` from `infer`, which the `vla` leaf reports as POLICY_ERROR.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 
-from tether.models.observation import CameraSpec, Observation
 from tether.errors import TetherError
-
-if TYPE_CHECKING:
-    from tether.models.policy import OpenpiConfig
+from tether.models.observation import CameraSpec, Observation
+from tether.models.policy import Policy, PolicyConfig
+from tether.scenes.robot import Robot
 
 IMAGE, WRIST, STATE, PROMPT = ("observation/image", "observation/wrist_image",
                                "observation/state", "prompt")
+
+
+@PolicyConfig.register("openpi")
+@dataclass
+class OpenpiConfig(PolicyConfig):
+    """A policy served over openpi's websocket protocol (openpi's `serve_policy`, or
+    `tether serve-policy`). `replan_steps` actions of each returned chunk are executed."""
+
+    host: str = "localhost"
+    port: int | None = 8000
+    api_key: str | None = None
+    image_size: tuple[int, int] = (224, 224)
+    replan_steps: int = 5
+    timeout: float = 10.0  # seconds to wait for the server to accept the connection
+
+    def build(self, robot: Robot) -> Policy:
+        return OpenpiPolicy(self)
 
 
 def wait_for_server(host: str, port: int | None, timeout: float) -> None:

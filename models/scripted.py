@@ -14,15 +14,31 @@ turns into a LeRobotDataset, and serves as the reference a learned grasp policy 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from tether.models.observation import CameraSpec, Observation
+from tether.models.policy import Policy, PolicyConfig
 from tether.scenes.grasps import grasp_point
 from tether.scenes.robot import CLOSE, OPEN, Robot
 
 REACHED = 0.008  # m: the fingertips are at the grasp point
 DESCENT_STEPS = 80  # give up descending (and close where it is) after this many steps
 SETTLED = 5e-4  # m of finger travel over 3 steps that means the fingers stopped
+
+
+@PolicyConfig.register("scripted")
+@dataclass
+class ScriptedConfig(PolicyConfig):
+    """The privileged grasp expert; `object` defaults to the first object of the task's goal."""
+
+    object: str | None = None
+    lift: float = 0.10
+
+    def build(self, robot: Robot) -> Policy:
+        name = self.object or robot.goal()[0][1]
+        return ScriptedGrasp(robot, robot.resolve(name), lift=self.lift)
 
 
 class ScriptedGrasp:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tether.models.planners import ChatBackend, ChatMessage
+from tether.models.chat import ChatBackend, ChatMessage
 from tether.errors import TetherError
 
 INSTRUCTION = "Answer with exactly one word, yes or no."

@@ -14,11 +14,15 @@ when it needs a picture. Rendering is MuJoCo's offscreen OpenGL (EGL on a headle
     observer.close()
 
 Segmentation is by entity: every geom is credited to the object or fixture whose body it hangs
-from; masks are returned for entities with at least one visible pixel.
+from; masks are returned for entities with at least one visible pixel. `PRIVILEGED` serves these
+masks behind the perception protocol (`tether.models.perception.base.Perception`): the default
+perception of the input interventions, exact and simulation only.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,7 +30,7 @@ import numpy as np
 
 from tether.scenes.cameras import offscreen_renderer, visual_only
 from tether.errors import TetherError, did_you_mean
-from tether.scenes.robot import Pose
+from tether.scenes.robot import Pose, Robot
 
 if TYPE_CHECKING:
     import mujoco
@@ -116,3 +120,25 @@ class Observer:
             renderer.close()
         self._renderers.clear()
         self._model = None
+
+
+class PrivilegedPerception:
+    """Masks from the simulator's segmentation render (one `Observer` per scene)."""
+
+    def __init__(self) -> None:
+        self._observers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def masks(self, robot: Robot, camera: str, size: tuple[int, int],
+              names: Sequence[str]) -> dict[str, np.ndarray]:
+        from tether.scenes.libero_scene import LiberoScene
+
+        if not isinstance(robot, LiberoScene):
+            raise TetherError(f"privileged perception needs a LIBERO scene, not "
+                              f"{type(robot).__name__}")
+        if robot not in self._observers:
+            self._observers[robot] = Observer(robot)
+        view = self._observers[robot].observe(camera, size, rgb=False, segmentation=True)
+        return {n: view.masks[n] for n in names if n in view.masks}
+
+
+PRIVILEGED = PrivilegedPerception()

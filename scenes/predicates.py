@@ -4,6 +4,10 @@ A predicate has a name, named parameters (entity names or numbers, with defaults
 a `Robot`. The goal predicates are LIBERO's own (`on`, `in`, `open`, ...), evaluated by the scene
 exactly as LIBERO's success check does; the others (`grasped`, `lifted`, `near`, ...) are tether's.
 Trees refer to predicates only by name, so a tree file never carries code.
+
+    evaluate(robot, "lifted", {"object": "akita_black_bowl_1", "height": 0.08})
+
+The `Robot` interface knows nothing of this module; predicates are functions built on it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tether.registry import Registry
 from tether.scenes.grasps import clear_grasp
 
 if TYPE_CHECKING:
@@ -39,15 +44,20 @@ class Predicate:
     goal: bool = False  # one of LIBERO's goal predicates
 
 
-PREDICATES: dict[str, Predicate] = {}
+PREDICATES: Registry[Predicate] = Registry("predicate")
 
 
 def register(name: str, params: tuple[Param, ...], doc: str, *, goal: bool = False):
     def wrap(fn: Callable[..., bool]) -> Callable[..., bool]:
-        PREDICATES[name] = Predicate(name, params, doc, fn, goal)
+        PREDICATES.register(name, Predicate(name, params, doc, fn, goal))
         return fn
 
     return wrap
+
+
+def evaluate(robot: Robot, predicate: str, args: dict) -> bool:
+    """Evaluate the named predicate on `robot` with resolved arguments."""
+    return bool(PREDICATES.get(predicate).fn(robot, **args))
 
 
 OBJECT = Param("object", ENTITY)

@@ -8,7 +8,7 @@ returns the canonical entity a noun phrase refers to, or raises `TetherError` sa
 1. an alias of the task (tasks.yaml) wins when it is the whole phrase or ends its head noun
    phrase ("the small porcelain dish in the clutter"), longest first;
 2. otherwise every entity is scored against the phrase's words: its canonical name's words and
-   its display name ("white mug" for `porcelain_mug_1`, `DISPLAY_NAMES`); the entity's head noun
+   its noun ("white mug" for `porcelain_mug_1`, `tether.scenes.vocabulary`); the entity's head noun
    must be in the phrase; more matched words win, fewer unmatched words break ties;
 3. several look-alikes left (two black bowls) are told apart by the phrase's modifiers and
    relations, over positions: near/front/closest (to the robot), far/back, left, right,
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tether.errors import TetherError, did_you_mean
+from tether.scenes.vocabulary import NAME_WORDS, category_of, noun
 
 if TYPE_CHECKING:
     from tether.scenes.robot import Robot
@@ -39,19 +40,10 @@ STOPWORDS = {"the", "a", "an", "of", "to", "it", "its", "that", "is", "one", "s"
              "from", "at", "which", "up", "small", "little"}
 # words of instructions -> the words entity names use
 SYNONYMS = {"compartment": "contain", "beside": "next", "centre": "center", "lowest": "bottom",
-            "upper": "top", "highest": "top", "dish": "ramekin", "cookie": "cookies",
+            "upper": "top", "highest": "top",
             "closer": "near", "closest": "near", "nearest": "near", "nearer": "near",
             "farther": "far", "farthest": "far", "further": "far", "furthest": "far",
-            "pan": "frypan", "wine": "wine", "mugs": "mug"}
-# how LIBERO's instructions call some object categories (BDDL name -> words)
-DISPLAY_NAMES = {
-    "porcelain_mug": "white mug", "white_yellow_mug": "yellow and white mug",
-    "red_coffee_mug": "red mug", "glazed_rim_porcelain_ramekin": "ramekin",
-    "akita_black_bowl": "black bowl", "flat_stove": "stove", "chefmate_8_frypan": "frying pan",
-    "black_book": "book", "desk_caddy": "caddy", "cookies": "cookie box",
-    "wooden_cabinet": "cabinet", "white_cabinet": "cabinet", "wine_rack": "rack",
-    "basket": "basket", "microwave": "microwave",
-}
+            "wine": "wine", **NAME_WORDS}
 REGION_HEADS = {"region", "side"}
 PREFERRED_REGIONS = ("contain", "cook", "top", "heating")
 LOCATION_WORDS = {"between", "next", "front", "right", "left", "back", "behind"}
@@ -72,10 +64,6 @@ def words(text: str) -> list[str]:
         if w not in STOPWORDS:
             out.append(w)
     return out
-
-
-def _category(entity: str) -> str:
-    return re.sub(r"_\d+(_.*)?$", "", entity)
 
 
 def _base(entity: str) -> str:
@@ -116,8 +104,8 @@ class SceneFacts:
     def names(self, entity: str) -> list[list[str]]:
         """The word lists an entity may be called by."""
         out = [words(entity.replace("_", " "))]
-        display = DISPLAY_NAMES.get(_category(entity))
-        if display and not is_region(entity):
+        display = noun(category_of(entity))
+        if not is_region(entity) and words(display) != out[0]:
             out.append(words(display))
         drawer = re.match(r"^(.*cabinet)_\d+_(top|middle|bottom)_region$", entity)
         if drawer:  # a cabinet's drawer: "the top drawer (of the cabinet)"

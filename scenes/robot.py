@@ -1,8 +1,9 @@
 """The `Robot` interface: everything behaviours may ask of the world, and the one way to act on it.
 
-Behaviours never touch MuJoCo or LIBERO directly. They read poses and predicates through this
-interface and produce one action per control step; the tick loop hands that action to `step`.
-A real robot replaces the simulated scene by implementing the same interface.
+Behaviours never touch MuJoCo or LIBERO directly. They read poses through this interface (and
+the named predicates built on it, `tether.scenes.predicates`) and produce one action per control
+step; the tick loop hands that action to `step`. A real robot replaces the simulated scene by
+implementing the same interface.
 
 Conventions (robosuite's, which LIBERO and lerobot share):
 - positions in metres in the world frame; quaternions `(x, y, z, w)`;
@@ -20,7 +21,6 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError
-from tether.scenes.predicates import PREDICATES
 
 OPEN, CLOSE = -1.0, 1.0
 
@@ -140,10 +140,6 @@ class Robot(abc.ABC):
     def position(self, name: str) -> np.ndarray:
         """Position of an entity; 'gripper' is the end effector."""
         return self.eef_pose().pos if name == "gripper" else self.pose_of(name).pos
-
-    def evaluate(self, predicate: str, args: dict) -> bool:
-        """Evaluate a named predicate (see `tether.scenes.predicates`) with resolved arguments."""
-        return bool(PREDICATES[predicate].fn(self, **args))
 
     @abc.abstractmethod
     def _apply(self, action: np.ndarray) -> None:

@@ -35,7 +35,15 @@ def test_registering_a_name_twice_is_a_programming_error():
         reg.register("sim", 2)
 
 
+def test_unregistering_removes_a_name_and_ignores_an_unknown_one():
+    reg: Registry[int] = Registry("policy")
+    reg.register("fake", 1)
+    reg.unregister("fake")
+    reg.unregister("never")
+    assert list(reg) == [] and "fake" not in reg
+
+
 def test_membership_of_an_unknown_name_is_false_not_an_error():
-    planners: Registry[int] = Registry("planner")
-    planners.register("memory", 1)
-    assert "memory" in planners and "openai" not in planners
+    reg: Registry[int] = Registry("policy")
+    reg.register("expert", 1)
+    assert "expert" in reg and "expret" not in reg

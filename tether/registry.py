@@ -45,6 +45,10 @@ class Registry(Mapping[str, T]):
 
         return add if entry is None else add(entry)
 
+    def unregister(self, name: str) -> None:
+        """Remove `name` if it is registered (a temporary entry, such as a test double)."""
+        self._entries.pop(name, None)
+
     def get(self, name: str, default: Any = None, *, where: str = "") -> T:  # type: ignore[override]
         """The entry named `name`; a `TetherError` naming the known ones when there is none
         (or `default`, when one is given)."""

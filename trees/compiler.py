@@ -336,7 +336,7 @@ class Compiler:
     @staticmethod
     def named_inside(kind: str, body: Any) -> bool:
         """Whether `name:` sits inside the node's body (a decorator's only with `child:`)."""
-        nt = NODE_TYPES.get(kind)
+        nt = NODE_TYPES[kind] if kind in NODE_TYPES else None
         return (nt is not None and isinstance(body, dict) and "name" in body
                 and (nt.kind != DECORATOR or "child" in body))
 

@@ -29,6 +29,7 @@ from tether.behaviours.vla import VLA
 from tether.blackboard.references import as_ref, deref
 from tether.memory.retrieval import DEFAULT_QUERY
 from tether.models.perception import perception_for
+from tether.registry import Registry
 from tether.trees.values import (
     ANY,
     BOOL,
@@ -73,11 +74,11 @@ class NodeType:
     label: Callable[[dict], str] | None = None
 
 
-NODE_TYPES: dict[str, NodeType] = {}
+NODE_TYPES: Registry[NodeType] = Registry("node type")
 
 
 def register(node_type: NodeType) -> None:
-    NODE_TYPES[node_type.name] = node_type
+    NODE_TYPES.register(node_type.name, node_type)
 
 
 # --- composites: real py_trees composites ----------------------------------------------------

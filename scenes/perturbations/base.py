@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from tether.errors import TetherError, did_you_mean, finite_problem, not_finite
+from tether.registry import Registry
 
 if TYPE_CHECKING:
     from tether.scenes.bddl import Problem
-    from tether.scenes.perturbations.scene import PerturbedScene
+    from tether.scenes.libero_scene import LiberoScene
     from tether.scenes.robot import Pose
 
 SCENE, RESET, RUN = "scene", "reset", "run"
@@ -43,7 +44,9 @@ class NoConfig:
 
 
 class Perturbation:
-    """One configured perturbation; subclasses override the hooks they need."""
+    """One configured perturbation; subclasses override the hooks they need. The `scene` the
+    hooks get is the `PerturbedScene` applying them (`tether.scenes.perturbations.scene`, which
+    builds on this contract), with its helpers for hooks."""
 
     name: ClassVar[str]
     summary: ClassVar[str]  # one line for `tether scenes list`
@@ -62,29 +65,26 @@ class Perturbation:
     def edit_instruction(self, text: str, problem: Problem, rng: np.random.Generator) -> str:
         return text
 
-    def on_reset(self, scene: PerturbedScene, rng: np.random.Generator) -> None:
+    def on_reset(self, scene: LiberoScene, rng: np.random.Generator) -> None:
         """Change the freshly loaded initial state or model (re-applied at every reset)."""
 
-    def on_action(self, scene: PerturbedScene, action: np.ndarray,
+    def on_action(self, scene: LiberoScene, action: np.ndarray,
                   rng: np.random.Generator) -> np.ndarray:
         return action
 
-    def after_step(self, scene: PerturbedScene, rng: np.random.Generator) -> None:
+    def after_step(self, scene: LiberoScene, rng: np.random.Generator) -> None:
         """Change the world after a control step."""
 
     def perceive(self, name: str, pose: Pose, rng: np.random.Generator) -> Pose:
         return pose
 
 
-REGISTRY: dict[str, type[Perturbation]] = {}
+REGISTRY: Registry[type[Perturbation]] = Registry("perturbation")
 
 
 def register(cls: type[Perturbation]) -> type[Perturbation]:
     """Class decorator: make a kind selectable by its `name`."""
-    if cls.name in REGISTRY:
-        raise ValueError(f"perturbation '{cls.name}' registered twice")
-    REGISTRY[cls.name] = cls
-    return cls
+    return REGISTRY.register(cls.name, cls)
 
 
 def rng_for(seed: int, index: int, name: str, stream: str) -> np.random.Generator:
@@ -116,10 +116,7 @@ def build(spec: str) -> Perturbation:
     """A perturbation from `KIND` or `KIND:key=value,key=value`."""
     kind, _, args = spec.strip().partition(":")
     kind = kind.strip()
-    if kind not in REGISTRY:
-        raise TetherError(f"unknown perturbation '{kind}'{did_you_mean(kind, REGISTRY)}; "
-                          f"kinds are {', '.join(sorted(REGISTRY))}")
-    cls = REGISTRY[kind]
+    cls = REGISTRY.get(kind)
     fields = {f.name: f for f in dataclasses.fields(cls.Config)}
     values: dict[str, Any] = {}
     for pair in filter(None, (a.strip() for a in args.split(","))):

@@ -6,7 +6,8 @@
   region centred at `xy` (table frame, as LIBERO's regions are);
 - `free_spot(problem, rng, ...)`: a table position at least `clearance` from every object's
   initial region and every spot taken already;
-- `noun(problem, name)`: how an instruction names an entity ("black bowl", "top drawer").
+- `noun(problem, name)`: how an instruction names an entity ("black bowl", "top drawer"; object
+  nouns from `tether.scenes.vocabulary`).
 """
 
 from __future__ import annotations
@@ -15,22 +16,8 @@ import numpy as np
 
 from tether.scenes.bddl import Problem, Region
 from tether.errors import TetherError
+from tether.scenes.vocabulary import noun as category_noun
 
-# Readable nouns for LIBERO categories whose names are not what people say.
-NOUNS = {
-    "akita_black_bowl": "black bowl",
-    "glazed_rim_porcelain_ramekin": "ramekin",
-    "cookies": "cookie box",
-    "white_yellow_mug": "yellow and white mug",
-    "porcelain_mug": "white mug",
-    "red_coffee_mug": "red mug",
-    "chefmate_8_frypan": "frying pan",
-    "flat_stove": "stove",
-    "wooden_cabinet": "cabinet",
-    "white_cabinet": "cabinet",
-    "new_salad_dressing": "salad dressing",
-    "macaroni_and_cheese": "macaroni box",
-}
 # Where new objects may stand, in table-frame metres (LIBERO's reachable tabletop).
 TABLE_X, TABLE_Y = (-0.25, 0.2), (-0.3, 0.3)
 
@@ -129,7 +116,7 @@ def noun(problem: Problem, name: str) -> str:
     """How an instruction names an object, fixture or region."""
     category = problem.category_of(name)
     if category is not None:
-        return NOUNS.get(category, category.replace("_", " "))
+        return category_noun(category)
     for r in problem.regions:
         if r.full_name == name:
             words = r.name.removesuffix("_region").replace("_", " ")

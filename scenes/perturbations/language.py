@@ -19,30 +19,8 @@ from tether.scenes.bddl import Problem
 from tether.errors import TetherError
 from tether.scenes.perturbations.base import SCENE, Perturbation, register
 from tether.scenes.perturbations.edits import noun
+from tether.scenes.vocabulary import PARAPHRASES
 
-SYNONYMS = {
-    "black bowl": ("dark dish", "black basin"),
-    "bowl": ("dish", "basin", "porringer"),
-    "plate": ("platter", "saucer", "dinner plate"),
-    "ramekin": ("souffle cup", "custard pot"),
-    "stove": ("cooktop", "hob"),
-    "cabinet": ("cupboard", "dresser"),
-    "drawer": ("compartment",),
-    "mug": ("cup", "beaker"),
-    "cream cheese": ("philadelphia", "cheese spread"),
-    "wine bottle": ("bottle of merlot", "flask of wine"),
-    "basket": ("hamper",),
-    "ketchup": ("heinz",),
-    "cookie box": ("biscuit tin", "box of oreos"),
-    "moka pot": ("espresso maker", "bialetti"),
-    "rack": ("stand",),
-    "butter": ("margarine",),
-    "alphabet soup": ("campbell's soup",),
-    "tomato sauce": ("passata",),
-    "book": ("volume",),
-    "caddy": ("organiser",),
-    "microwave": ("oven",),
-}
 INVENTED = ("blicket", "dax", "wug", "toma", "fep", "zorb", "kiki")
 OPENINGS = ("hey robot, ", "um, could you ", "please ", "ok so ", "yo, ", "can you ")
 ENDINGS = ("", " thanks", " real quick", " pls", " if you can", ", cheers")
@@ -109,7 +87,7 @@ class UnseenNames(Perturbation):
 
     def edit_instruction(self, text: str, problem: Problem, rng: np.random.Generator) -> str:
         if self.config.mode == "synonym":
-            table = {k: v[int(rng.integers(len(v)))] for k, v in SYNONYMS.items()}
+            table = {k: v[int(rng.integers(len(v)))] for k, v in PARAPHRASES.items()}
         else:
             nouns = sorted({noun(problem, n) for n in problem.object_names()}, key=len,
                            reverse=True)

@@ -9,7 +9,7 @@ import pytest
 
 from tether.behaviours.interventions import Erase, Paint, erase, paint, rewrite
 from tether.models.observation import CameraSpec, Observation
-from tether.models.policy import POLICIES, register_policy
+from tether.models.policies import POLICIES, register_policy
 from tether.errors import TetherError
 from tests.trees.harness import BOWL, CHEESE, compile_node, run, scene
 
@@ -86,7 +86,7 @@ def recording():
     policy = Recording()
     register_policy("recording", lambda robot: policy)
     yield policy
-    POLICIES.pop("recording", None)
+    POLICIES.unregister("recording")
 
 
 def test_rewrite_decorator_changes_the_instruction_the_policy_gets(tmp_path, recording):

@@ -71,8 +71,8 @@ def test_monitor_does_not_preempt_while_the_expectation_holds(tmp_path):
 def test_monitor_checks_only_every_n_steps(tmp_path):
     robot = holding_scene()
     checked: list[int] = []
-    evaluate = robot.evaluate
-    robot.evaluate = lambda name, args: (checked.append(robot.steps), evaluate(name, args))[1]
+    is_grasped = robot.is_grasped  # what the `grasped` predicate asks the robot
+    robot.is_grasped = lambda name: (checked.append(robot.steps), is_grasped(name))[1]
     root = compile_node(tmp_path, monitored("wait: {steps: 12, name: pause}", every=5), robot)
     run(root, robot)
     assert checked == [0, 5, 10]

@@ -9,7 +9,7 @@ import pytest
 from tether.behaviours.stuck import StuckConfig, StuckDetector
 from tether.blackboard import trace_events
 from tether.models.observation import CameraSpec, Observation
-from tether.models.policy import POLICIES, register_policy
+from tether.models.policies import POLICIES, register_policy
 from tether.scenes.robot import CLOSE, OPEN
 from tests.trees.harness import BOWL, Status, compile_node, run, scene
 
@@ -64,7 +64,7 @@ def policy():
     holder: dict = {}
     register_policy("fake", lambda robot: holder["policy"])
     yield lambda p: holder.__setitem__("policy", p)
-    POLICIES.pop("fake", None)
+    POLICIES.unregister("fake")
 
 
 def vla(extra: str = "", predicate: str = f"{{predicate: grasped, object: {BOWL}}}") -> str:

@@ -1,4 +1,4 @@
-"""Model-backed perception (`tether.models.perception`, `tether.models.open_vocab`, `tether.models.tracker`): tiny
+"""Model-backed perception (the `tether.models.perception` package: `open_vocab`, `tracker`): tiny
 GroundingDINO / SAM2 / SAM2-video models with random weights are saved to local directories and
 loaded through the adapters. The tests check the code path, shapes, box conversions, resizing,
 tracking across frames and the errors; random weights say nothing about accuracy."""
@@ -11,9 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tether.models.open_vocab import Detector, DetectSegment, Segmenter, prompt, to_pixels
-from tether.models.perception import PRIVILEGED, perception_for, phrase_of
-from tether.models.tracker import Sam2Tracker, Tracker
+from tether.models.perception import PRIVILEGED, perception_for
+from tether.models.perception.open_vocab import (
+    Detector,
+    DetectSegment,
+    Segmenter,
+    prompt,
+    to_pixels,
+)
+from tether.models.perception.tracker import Sam2Tracker, Tracker
 from tether.errors import TetherError
 from tests.trees.harness import BOWL, CHEESE, PLATE, compile_node, scene
 
@@ -161,12 +167,7 @@ def camera_scene(frames: list[int] | None = None):
 
 
 # --- pure parts ---------------------------------------------------------------------------------
-def test_phrases_are_the_words_instructions_use():
-    assert phrase_of("akita_black_bowl_1") == "black bowl"
-    assert phrase_of("plate_1") == "plate"
-    assert phrase_of("glazed_rim_porcelain_ramekin_1") == "ramekin"
-    assert phrase_of("new_salad_dressing_1") == "salad dressing"
-    assert phrase_of("wooden_cabinet_1_top_region") == "cabinet top"
+def test_the_detector_prompt_joins_the_phrases_and_spans_each():
     text, spans = prompt(["Black  Bowl", "plate"])
     assert text == "black bowl. plate."
     assert [text[a:b] for a, b in spans] == ["black bowl", "plate"]
@@ -200,7 +201,7 @@ def test_pixel_boxes_agree_with_the_processors_own_conversion(models):
         GroundingDinoObjectDetectionOutput,
     )
 
-    from tether.models.open_vocab import load
+    from tether.models.perception.open_vocab import load
 
     _, processor = load("GroundingDinoForObjectDetection", "AutoProcessor", models["detector"],
                         "cpu")

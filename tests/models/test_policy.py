@@ -1,5 +1,6 @@
-"""Policy configs and names (`models/policy.py`), LIBERO observations (`models/observation.py`)
-and the lerobot adapter on the committed grasp checkpoint (`models/lerobot_policy.py`)."""
+"""Policy configs and names (`models/policy.py`, `models/policies.py`), LIBERO observations
+(`models/observation.py`) and the lerobot adapter on the committed grasp checkpoint
+(`models/lerobot_policy.py`)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,10 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from tether.models.observation import CameraSpec, Observation, libero_state, observe, quat_to_axis_angle
-from tether.models.policy import (
-    POLICIES,
-    LerobotConfig,
-    OpenpiConfig,
-    check_chunk,
-    load_policies,
-    make_policy,
-)
+from tether.models.lerobot_policy import LerobotConfig
+from tether.models.policies import POLICIES, load_policies, make_policy
+from tether.models.policy import check_chunk
+from tether.models.remote import OpenpiConfig
 from tether.errors import TetherError
 from tests.trees.harness import scene
 
@@ -33,7 +30,15 @@ def test_policies_file_registers_typed_configs(tmp_path):
         assert POLICIES["pi05"] == OpenpiConfig(host="gpu-box", port=8000, replan_steps=5)
         assert POLICIES["mine"] == LerobotConfig(path="/ckpt")
     finally:
-        POLICIES.pop("pi05", None), POLICIES.pop("mine", None)
+        POLICIES.unregister("pi05"), POLICIES.unregister("mine")
+
+
+def test_a_policies_file_cannot_rename_a_known_policy(tmp_path):
+    path = tmp_path / "policies.yaml"
+    path.write_text("expert: {type: scripted, lift: 0.2}\n", encoding="utf-8")
+    with pytest.raises(TetherError) as caught:
+        load_policies(path)
+    assert str(caught.value) == f"{path}:1:1: expert: a policy of that name exists already"
 
 
 @pytest.mark.parametrize("text,message", [
@@ -51,7 +56,8 @@ def test_bad_policies_files_are_clear_errors(tmp_path, text, message):
 
 
 def test_unknown_policy_name_suggests_the_closest():
-    with pytest.raises(TetherError, match=r"no policy named 'expret' \(did you mean 'expert'"):
+    with pytest.raises(TetherError, match=r"^unknown policy 'expret' \(did you mean 'expert'\?\); "
+                                          r"known: expert, grasp_act$"):
         make_policy("expret", scene())
 
 
@@ -121,7 +127,7 @@ def test_a_policy_number_that_is_not_finite_is_located(tmp_path, text, message):
             load_policies(path)
         assert str(caught.value) == f"{tmp_path}/{message}"
     finally:
-        POLICIES.pop("ok", None)
+        POLICIES.unregister("ok")
 
 
 def test_a_policy_file_nested_thousands_deep_is_located(tmp_path):

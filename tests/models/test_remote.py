@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from tether.models.observation import CameraSpec, Observation
-from tether.models.policy import POLICIES, OpenpiConfig, register_policy
-from tether.models.remote import OpenpiPolicy
+from tether.models.policies import POLICIES, register_policy
+from tether.models.remote import OpenpiConfig, OpenpiPolicy
 from tether.models.serve import PolicyServer
 from tether.errors import TetherError
 from tests.trees.harness import BOWL, compile_node, run, scene
@@ -106,7 +106,7 @@ def test_a_vla_leaf_drives_an_episode_through_the_server(tmp_path, server):
                 "max_steps: 9, continue_steps: 0, stuck: false}")
         result, frames = run(compile_node(tmp_path, node, robot), robot)
     finally:
-        POLICIES.pop("remote")
+        POLICIES.unregister("remote")
     assert [f.commander for f in frames[:9]] == ["act"] * 9
     assert result.errors[-1]["code"] == "BUDGET_EXHAUSTED"
 
@@ -140,6 +140,6 @@ def test_tether_serve_policy_in_another_process_drives_an_episode(tmp_path):
                             state=obs.state, instruction=obs.instruction)
         assert np.allclose(remote.infer(obs), local.infer(wrist)[:10], atol=1e-4)
     finally:
-        POLICIES.pop("served", None)
+        POLICIES.unregister("served")
         proc.terminate()
         proc.wait(20)

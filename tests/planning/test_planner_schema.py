@@ -61,7 +61,7 @@ def new_node_type():
                             lambda name, ticks: Wait(name, ticks),
                             params={"ticks": Spec(Int(1), doc="how long")}, primary="ticks"))
     yield
-    del NODE_TYPES["pause_here"]
+    NODE_TYPES.unregister("pause_here")
 
 
 def test_a_new_node_type_appears_in_the_schema_and_the_prompt_without_code(new_node_type):

@@ -23,6 +23,7 @@ from tether.scenes.grasps import (
     turned_grasp,
 )
 from tether.scenes.kinematic import KinematicScene
+from tether.scenes.predicates import evaluate
 from tests.trees.harness import compile_node, run
 
 # LIBERO's cream cheese lying flat: 8.3 cm along x, 4.3 cm along y, 1.9 cm high.
@@ -65,7 +66,7 @@ def test_a_tall_neighbour_under_the_hand_but_clear_of_the_fingertips_slides_the_
     assert not robot.clear_from_above(finger_probes(centre, 0.0), ignore="cream_cheese_1")
 
     point, clear = clear_grasp(robot, "cream_cheese_1", 0.0)
-    assert clear and robot.evaluate("grasp_clear", {"object": "cream_cheese_1", "yaw": 0.0})
+    assert clear and evaluate(robot, "grasp_clear", {"object": "cream_cheese_1", "yaw": 0.0})
     assert point[1:] == pytest.approx(centre[1:])
     assert -0.02 < point[0] < 0.0  # slid away from the can, fingertips still on the cheese
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tether.scenes.kinematic import KinematicScene
+from tether.scenes.predicates import evaluate
 
 
 def test_within_reach_holds_for_a_tall_object_held_far_from_its_centre():
@@ -12,7 +13,7 @@ def test_within_reach_holds_for_a_tall_object_held_far_from_its_centre():
     robot = KinematicScene({"wine_bottle_1": ([0.0, 0.0, 0.15], [0.03, 0.03, 0.15])},
                            goal=[], eef=(0.0, 0.0, 0.27))
     bottle = {"object": "wine_bottle_1", "target": "gripper"}
-    assert not robot.evaluate("near", {**bottle, "distance": 0.09})
-    assert robot.evaluate("within_reach", {**bottle, "distance": 0.03})
+    assert not evaluate(robot, "near", {**bottle, "distance": 0.09})
+    assert evaluate(robot, "within_reach", {**bottle, "distance": 0.03})
     robot.boxes["wine_bottle_1"].pos = np.array([0.3, 0.0, 0.15])  # it fell out
-    assert not robot.evaluate("within_reach", {**bottle, "distance": 0.03})
+    assert not evaluate(robot, "within_reach", {**bottle, "distance": 0.03})

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tether.trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
+from tether.scenes.predicates import evaluate
 from tether.session.run import RunConfig, run
 from tether.session.session import SessionConfig
 
@@ -26,7 +27,7 @@ def test_turn_on_turns_the_knob_past_libero_s_on_angle(tmp_path: Path):
 
     scene = LiberoScene(TASK, 0)
     try:
-        assert not scene.evaluate("turn_on", {"object": "flat_stove_1"})
+        assert not evaluate(scene, "turn_on", {"object": "flat_stove_1"})
     finally:
         scene.close()
     record = run(RunConfig(TREE, SessionConfig(TASK, seed=0, init_state=0, runs=tmp_path)))

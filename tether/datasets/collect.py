@@ -1,11 +1,13 @@
 """`tether collect`: scripted-expert grasp demonstrations recorded as a LeRobotDataset.
 
-Each episode opens (or resets) a LIBERO scene, stages the end effector analytically at a
-pre-grasp pose above the object's grasp point (with a random offset, so the recorded grasps
-include corrections the learned policy must make from what it sees), then records the
-`ScriptedGrasp` expert from there until the object is lifted: per step the requested camera
-images (rendered on demand, in LIBERO's image convention), the 8-D state, the 7-D action and the
-instruction. Staging is not recorded and renders nothing. Episodes whose grasp fails are dropped.
+Each episode opens (or resets) a LIBERO scene and runs a two-leaf tree through the tick loop
+(`tether.trees.episode.run_episode`, the command slot, like every other caller): `move_to`
+stages the end effector analytically at a pre-grasp pose above the object's grasp point (with a
+random offset, so the recorded grasps include corrections the learned policy must make from what
+it sees), then the `vla` leaf drives the `ScriptedGrasp` expert until the object is lifted,
+through a `Recording` policy that keeps per step the requested camera images (rendered on
+demand, in LIBERO's image convention), the 8-D state, the 7-D action and the instruction.
+Staging is not recorded and renders nothing. Episodes whose grasp fails are dropped.
 
     collect(["libero_goal/put_the_bowl_on_the_plate"], episodes=40, root=Path("data/grasp"))
 
@@ -16,7 +18,6 @@ PNG, no video encoding), so lerobot's tools and `tether train` read it.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -24,17 +25,26 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import py_trees
 
-from tether.models.observation import ACTION_NAMES, STATE_NAMES, CameraSpec, observe
-from tether.models.scripted import ScriptedGrasp
+from tether.behaviours.conditions import PredicateCall
+from tether.behaviours.primitives import MoveTo, Target
+from tether.behaviours.vla import VLA
 from tether.errors import TetherError
+from tether.models.observation import ACTION_NAMES, STATE_NAMES, CameraSpec, Observation
+from tether.models.policy import Policy, check_chunk
+from tether.models.scripted import ScriptedGrasp
 from tether.scenes.grasps import grasp_point
-from tether.scenes.robot import OPEN, Robot
+from tether.scenes.robot import Robot
+from tether.scenes.vocabulary import category_of, noun
+from tether.trees.episode import run_episode
 
 FPS = 20
 WRIST = CameraSpec("robot0_eye_in_hand", (64, 64), "image2")
 AGENTVIEW = CameraSpec("agentview", (64, 64), "image")
 CAMERAS = {"wrist": WRIST, "agentview": AGENTVIEW}
+LIFT = 0.06  # m: a grasp is recorded until the object is this far up
+GRASP_STEPS = 100  # expert actions before a grasp counts as failed
 
 
 @dataclass(frozen=True)
@@ -70,38 +80,58 @@ class CollectReport:
 
 def instruction_for(name: str) -> str:
     """The sub-task prompt of a grasp: 'pick up the black bowl' for `akita_black_bowl_1`."""
-    words = re.sub(r"_\d+$", "", name).split("_")
-    words = words[1:] if words[0] == "akita" else words
-    return "pick up the " + " ".join(words)
+    return "pick up the " + noun(category_of(name))
 
 
-def stage(robot: Robot, obj: str, config: StageConfig, rng: np.random.Generator) -> bool:
-    """Servo (gripper open) to the pre-grasp pose above `obj`; False when it is not reached."""
+class Recording:
+    """A policy recording what it is asked and answers: it renders `cameras` for each
+    observation (the `vla` leaf renders what its policy declares) and keeps every (observation,
+    action) of `expert` as a dataset frame."""
+
+    def __init__(self, expert: Policy, cameras: Sequence[CameraSpec]):
+        self.expert, self.cameras = expert, tuple(cameras)
+        self.frames: list[dict] = []
+
+    def reset(self) -> None:
+        self.expert.reset()
+        self.frames = []
+
+    def infer(self, obs: Observation) -> np.ndarray:
+        action = check_chunk(self.expert.infer(obs))[:1].astype(np.float32)
+        self.frames.append({**{f"observation.images.{k}": v for k, v in obs.images.items()},
+                            "observation.state": obs.state, "action": action[0],
+                            "task": obs.instruction})
+        return action
+
+
+def grasp_tree(robot: Robot, obj: str, recording: Recording, instruction: str,
+               config: StageConfig, rng: np.random.Generator) -> py_trees.behaviour.Behaviour:
+    """Stage, then grasp: `move_to` (gripper open, orientation kept) a pre-grasp point above
+    `obj`'s grasp point with a random offset, then the `vla` leaf driving `recording` until
+    `obj` is `LIFT` m up (FAILURE after `GRASP_STEPS` actions)."""
     goal = grasp_point(obj, *robot.extent_of(obj)) + np.array([0.0, 0.0, config.height])
     goal = goal + rng.uniform([-config.jitter_xy, -config.jitter_xy, -config.jitter_z],
                               [config.jitter_xy, config.jitter_xy, config.jitter_z])
-    quat = robot.eef_pose().quat
-    for _ in range(config.max_steps):
-        if np.linalg.norm(goal - robot.eef_pose().pos) <= config.tolerance:
-            return True
-        robot.step(robot.servo(goal, quat, OPEN))
-    return False
+    stage = MoveTo("stage", Target(world=tuple(float(v) for v in goal)),
+                   tolerance=config.tolerance, max_steps=config.max_steps,
+                   stuck_steps=config.max_steps, yaw=None)
+    grasp = VLA("grasp", policy=recording, instruction=instruction,
+                stop=PredicateCall("lifted", {"object": obj, "height": LIFT}),
+                max_steps=GRASP_STEPS, max_chunks=None, n_action_steps=None, continue_steps=0,
+                stuck=None)
+    return py_trees.composites.Sequence("collect", memory=True, children=[stage, grasp])
 
 
 def record_episode(robot: Robot, obj: str, cameras: Sequence[CameraSpec], instruction: str,
-                   *, lift: float = 0.06, max_steps: int = 100) -> list[dict] | None:
-    """Frames of one expert grasp from where the robot is; None when the grasp fails."""
-    expert = ScriptedGrasp(robot, obj)
-    frames = []
-    for _ in range(max_steps):
-        obs = observe(robot, cameras, instruction)
-        action = expert.infer(obs)[0].astype(np.float32)
-        frames.append({**{f"observation.images.{k}": v for k, v in obs.images.items()},
-                       "observation.state": obs.state, "action": action, "task": instruction})
-        robot.step(action)
-        if robot.evaluate("lifted", {"object": obj, "height": lift}):
-            return frames if robot.is_grasped(obj) else None
-    return None
+                   config: StageConfig, rng: np.random.Generator) -> list[dict] | None:
+    """Frames of one staged expert grasp, run through the tick loop; None when the staging or
+    the grasp fails."""
+    recording = Recording(ScriptedGrasp(robot, obj), cameras)
+    root = grasp_tree(robot, obj, recording, instruction, config, rng)
+    result = run_episode(root, robot, budget=robot.steps + config.max_steps + GRASP_STEPS + 1,
+                         instruction=instruction)
+    done = result.tree_status == "SUCCESS" and robot.is_grasped(obj)
+    return recording.frames if done else None
 
 
 def features(cameras: Sequence[CameraSpec]) -> dict:
@@ -156,8 +186,7 @@ def collect(tasks: Sequence[str], *, episodes: int, root: Path, cameras: Sequenc
             robot = scenes[task]
             obj = robot.resolve(robot.goal()[0][1])
             attempts += 1
-            got = record_episode(robot, obj, cameras, instruction_for(obj)) \
-                if stage(robot, obj, stage_config, rng) else None
+            got = record_episode(robot, obj, cameras, instruction_for(obj), stage_config, rng)
             if got:
                 for frame in got:
                     dataset.add_frame(frame)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 from tether.scenes.predicates import PREDICATES
-from tether.scenes.referring import DISPLAY_NAMES, is_region
+from tether.scenes.referring import is_region
 from tether.trees.compiler import LIBRARY, read_tree_file
 from tether.trees.nodes import NODE_TYPES
 from tether.planning.plan import Plan
@@ -111,4 +111,4 @@ def repair_prompt(problems: list[str]) -> str:
             + "\nFix exactly these problems and answer with the whole corrected plan JSON only.")
 
 
-__all__ = ["DISPLAY_NAMES", "Plan", "repair_prompt", "system_prompt", "user_prompt"]
+__all__ = ["Plan", "repair_prompt", "system_prompt", "user_prompt"]

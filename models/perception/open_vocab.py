@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from tether.models.perception import ModelPerceptionSpec
 from tether.errors import TetherError
+from tether.models.perception.base import MODELS, ModelPerceptionSpec
 from tether.scenes.robot import Robot
 
 NMS_IOU = 0.5
@@ -139,6 +139,7 @@ class Segmenter:
                 if m.any()}
 
 
+@MODELS.register("segmenter")
 class DetectSegment:
     """The `Perception` of detection then segmentation on every call (no memory across frames)."""
 

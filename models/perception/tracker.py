@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from tether.models.open_vocab import Detector, frame_of, load
-from tether.models.perception import ModelPerceptionSpec
 from tether.errors import TetherError
+from tether.models.perception.base import MODELS, ModelPerceptionSpec
+from tether.models.perception.open_vocab import Detector, frame_of, load
 from tether.scenes.robot import Robot
 
 
@@ -124,6 +124,7 @@ class _Video:
     step: int
 
 
+@MODELS.register("tracker")
 class Tracker:
     """The `Perception` that detects once, then tracks (see the module docstring)."""
 

@@ -1,31 +1,33 @@
-"""Perception behind a small protocol: object masks in a camera's frame.
+"""The perception protocol, the config of the model-backed perceptions, and their registry.
 
 `Perception.masks(robot, camera, size, names)` returns a boolean (h, w) mask per requested entity
 that is visible, upright (as `Robot.render` frames are). Input interventions ask it where the
-distractors and the target are. `perception_for(spec)` builds one from a tree's config:
+distractors and the target are. `tether.models.perception.perception_for(spec)` builds one from
+a tree's config:
 
-    privileged   (the default) the simulator's own segmentation (`tether.scenes.observations.Observer`):
-                 exact, simulation only
+    privileged   (the default) the simulator's own segmentation
+                 (`tether.scenes.observations.PrivilegedPerception`): exact, simulation only
     {detector: DIR, segmenter: DIR}
                  GroundingDINO boxes for each entity's phrase, SAM2 masks from those boxes, every
-                 frame (`tether.models.open_vocab.DetectSegment`)
+                 frame (`tether.models.perception.open_vocab.DetectSegment`)
     {detector: DIR, tracker: DIR}
                  GroundingDINO boxes on the first frame seed a SAM2 video tracker that propagates
-                 the masks frame by frame (`tether.models.tracker.Tracker`)
+                 the masks frame by frame (`tether.models.perception.tracker.Tracker`)
 
 Options of the model-backed kinds: `frame` ([h, w] the camera is rendered at for the models,
 default [256, 256]; masks are resized to the requested size), `box_threshold` (0.35),
-`device` (cpu), `phrases` ({entity: text prompt}; default `phrase_of`). DIRs are local
-`save_pretrained` directories (model and processor); nothing is downloaded. A spec is checked
-when the tree is compiled (directory, model type); the weights load on first use.
+`device` (cpu), `phrases` ({entity: text prompt}; default `tether.scenes.vocabulary.phrase`).
+DIRs are local `save_pretrained` directories (model and processor); nothing is downloaded. A
+spec is checked when the tree is compiled (directory, model type); the weights load on first use.
+
+Each model-backed kind registers itself in `MODELS` under the option that selects it
+(`segmenter`, `tracker`); adapters import this module, never the package's factory.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,53 +35,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from tether.errors import TetherError, did_you_mean
-from tether.scenes.referring import DISPLAY_NAMES
+from tether.registry import Registry
 from tether.scenes.robot import Robot
+from tether.scenes.vocabulary import phrase
 
 
 class Perception(Protocol):
     def masks(self, robot: Robot, camera: str, size: tuple[int, int],
               names: Sequence[str]) -> dict[str, np.ndarray]:
         """Upright boolean masks of the visible entities among `names`."""
-
-
-class PrivilegedPerception:
-    """Masks from the simulator's segmentation render (one `Observer` per scene)."""
-
-    def __init__(self) -> None:
-        self._observers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-    def masks(self, robot: Robot, camera: str, size: tuple[int, int],
-              names: Sequence[str]) -> dict[str, np.ndarray]:
-        from tether.scenes.libero_scene import LiberoScene
-        from tether.scenes.observations import Observer
-
-        if not isinstance(robot, LiberoScene):
-            raise TetherError(f"privileged perception needs a LIBERO scene, not "
-                              f"{type(robot).__name__}")
-        if robot not in self._observers:
-            self._observers[robot] = Observer(robot)
-        view = self._observers[robot].observe(camera, size, rgb=False, segmentation=True)
-        return {n: view.masks[n] for n in names if n in view.masks}
-
-
-PRIVILEGED = PrivilegedPerception()
-
-# categories LIBERO's instructions name differently from their BDDL names
-_PHRASES = {"new_salad_dressing": "salad dressing", "macaroni_and_cheese": "macaroni box"}
-
-
-def phrase_of(entity: str) -> str:
-    """The words a detector is prompted with for a canonical entity name: the category as
-    instructions say it (`akita_black_bowl_1` -> "black bowl", `plate_1` -> "plate");
-    a region is its owner's words and its own (`wooden_cabinet_1_top_region` -> "cabinet top")."""
-    m = re.match(r"^(.*?)_\d+(?:_(.*))?$", entity)
-    category, rest = (m.group(1), m.group(2)) if m else (entity, None)
-    words = _PHRASES.get(category) or DISPLAY_NAMES.get(category) or category.replace("_", " ")
-    if rest:
-        rest = re.sub(r"_?region$", "", rest).replace("_", " ").strip()
-        words = f"{words} {rest}".strip()
-    return words
 
 
 def model_dir(path: str | Path, role: str, types: Sequence[str]) -> Path:
@@ -117,13 +81,14 @@ class ModelPerceptionSpec:
     phrases: dict[str, str] = field(default_factory=dict)
 
     def phrase(self, entity: str) -> str:
-        return self.phrases.get(entity) or phrase_of(entity)
+        return self.phrases.get(entity) or phrase(entity)
 
 
 _KEYS = ("detector", "segmenter", "tracker", "frame", "box_threshold", "device", "phrases")
 
 
-def _spec(config: Mapping[str, Any]) -> ModelPerceptionSpec:
+def spec_of(config: Mapping[str, Any]) -> ModelPerceptionSpec:
+    """The checked spec of a model-backed perception's config mapping."""
     unknown = [k for k in config if k not in _KEYS]
     if unknown:
         raise TetherError(f"perception: unknown option '{unknown[0]}'"
@@ -154,21 +119,4 @@ def _spec(config: Mapping[str, Any]) -> ModelPerceptionSpec:
         phrases={str(k): str(v) for k, v in phrases.items()})
 
 
-def perception_for(spec: Any = None) -> Perception:
-    """The perception a config names: None or "privileged", a mapping of local model directories
-    (see the module docstring), or a `Perception` object itself."""
-    if spec is None or spec == "privileged":
-        return PRIVILEGED
-    if hasattr(spec, "masks"):
-        return spec
-    if isinstance(spec, Mapping):
-        checked = _spec(spec)
-        if checked.tracker is not None:
-            from tether.models.tracker import Tracker
-
-            return Tracker(checked)
-        from tether.models.open_vocab import DetectSegment
-
-        return DetectSegment(checked)
-    raise TetherError(f"perception: expected 'privileged' or a mapping with `detector` and "
-                      f"`segmenter` or `tracker` directories, got {spec!r}")
+MODELS: Registry[Callable[[ModelPerceptionSpec], Perception]] = Registry("model perception")
