@@ -13,10 +13,15 @@ model and back. Built by name from a `BackendConfig`, heavy libraries imported o
     backend = get_backend("openai", BackendConfig(model="Qwen/Qwen2.5-VL-7B-Instruct",
                                                   base_url="http://gpu:8000/v1"))
     backend.complete([ChatMessage("user", "Plan: put the bowl on the plate")])
+
+The `openai` backend sends `BackendConfig.api_key` as `Authorization: Bearer KEY`; by default it
+is the `OPENAI_API_KEY` environment variable, else "EMPTY" (what a vLLM server started without
+`--api-key` accepts), so hosted and key-protected servers work without code changes.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -33,13 +38,18 @@ class ChatMessage:
     images: list[np.ndarray] = field(default_factory=list)  # H x W x 3 uint8 RGB
 
 
+def default_api_key() -> str:
+    """`OPENAI_API_KEY` from the environment, else "EMPTY" (vLLM's key when it checks none)."""
+    return os.environ.get("OPENAI_API_KEY") or "EMPTY"
+
+
 @dataclass
 class BackendConfig:
     """Settings of a backend; each backend reads the ones it needs."""
 
     model: str = ""  # the served model name (openai) or a local directory (transformers)
     base_url: str = "http://localhost:8000/v1"
-    api_key: str = "EMPTY"  # vLLM accepts any key unless started with --api-key
+    api_key: str = field(default_factory=default_api_key, repr=False)  # never printed
     timeout: float = 60.0  # seconds per request
     retries: int = 2  # extra attempts on connection errors, timeouts and 5xx
     max_tokens: int = 1024
