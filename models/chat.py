@@ -8,6 +8,7 @@ themselves in `BACKENDS`; `tether.models.planners` imports them all and builds o
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -24,13 +25,18 @@ class ChatMessage:
     images: list[np.ndarray] = field(default_factory=list)  # H x W x 3 uint8 RGB
 
 
+def default_api_key() -> str:
+    """`OPENAI_API_KEY` from the environment, else "EMPTY" (vLLM's key when it checks none)."""
+    return os.environ.get("OPENAI_API_KEY") or "EMPTY"
+
+
 @dataclass
 class BackendConfig:
     """Settings of a backend; each backend reads the ones it needs."""
 
     model: str = ""  # the served model name (openai) or a local directory (transformers)
     base_url: str = "http://localhost:8000/v1"
-    api_key: str = "EMPTY"  # vLLM accepts any key unless started with --api-key
+    api_key: str = field(default_factory=default_api_key, repr=False)  # never printed
     timeout: float = 60.0  # seconds per request
     retries: int = 2  # extra attempts on connection errors, timeouts and 5xx
     max_tokens: int = 1024

@@ -4,13 +4,16 @@ What `vllm serve MODEL` exposes at `/v1/chat/completions` (and OpenAI, and most 
 Images are sent as `image_url` parts holding PNG data URLs, so a VLM sees the scene without a
 file server. Each request has `timeout` seconds; connection errors, timeouts and 5xx replies are
 retried `retries` times by the client with backoff; what still fails is a `TetherError` saying
-which server did not answer and why.
+which server did not answer and why. The key (`BackendConfig.api_key`: `--api-key`, else
+`OPENAI_API_KEY`, else "EMPTY") goes as the `Authorization: Bearer` header. Each request is logged
+at DEBUG.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +21,8 @@ import numpy as np
 
 from tether.errors import TetherError
 from tether.models.chat import BACKENDS, BackendConfig, ChatMessage
+
+log = logging.getLogger(__name__)
 
 
 def data_url(image: np.ndarray) -> str:
@@ -55,6 +60,8 @@ class OpenAIChat:
     def complete(self, messages: Sequence[ChatMessage]) -> str:
         import openai
 
+        log.debug("asking %s (model %s): %d messages, %d images", self.config.base_url,
+                  self.config.model, len(messages), sum(len(m.images) for m in messages))
         try:
             reply = self.client.chat.completions.create(
                 model=self.config.model, messages=[to_openai(m) for m in messages],

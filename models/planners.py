@@ -13,6 +13,10 @@ builds one from a `BackendConfig`; heavy libraries are imported on first use:
     backend = get_backend("openai", BackendConfig(model="Qwen/Qwen2.5-VL-7B-Instruct",
                                                   base_url="http://gpu:8000/v1"))
     backend.complete([ChatMessage("user", "Plan: put the bowl on the plate")])
+
+The `openai` backend sends `BackendConfig.api_key` as `Authorization: Bearer KEY`; by default it
+is the `OPENAI_API_KEY` environment variable, else "EMPTY" (what a vLLM server started without
+`--api-key` accepts), so hosted and key-protected servers work without code changes.
 """
 
 from __future__ import annotations

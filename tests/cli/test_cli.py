@@ -1,4 +1,5 @@
-"""The `tether` command: help texts, exit codes, and no traceback for user mistakes."""
+"""The `tether` command: help texts, the version, the error boundary's exit codes, and no
+traceback for user mistakes."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import tether
 from tether.cli.main import app
 from tether.trees.compiler import LIBRARY
 
 runner = CliRunner()
 VERBS = ["run", "check", "tasks", "doctor", "view", "export", "render", "memory", "scenes", "bench",
          "plan", "do", "collect", "train", "serve-policy"]
+GROUP_VERBS = ["memory list", "memory search", "memory show", "memory stats", "memory export",
+               "memory import", "memory rebuild-index", "scenes list", "scenes show"]
 
 
 def test_help_lists_every_verb():
@@ -23,11 +27,49 @@ def test_help_lists_every_verb():
         assert verb in result.output
 
 
-@pytest.mark.parametrize("verb", VERBS)
-def test_each_verb_has_help(verb: str):
-    result = runner.invoke(app, [verb, "--help"])
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+@pytest.mark.parametrize("verb", ["", *VERBS, *GROUP_VERBS])
+def test_the_app_each_group_and_each_verb_have_help(verb: str, flag: str):
+    result = runner.invoke(app, [*verb.split(), flag])
+    assert result.exit_code == 0, result.output
+    assert f"Usage: tether {verb}".rstrip() in result.output
+
+
+def test_version_is_the_package_version():
+    result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
-    assert "Usage" in result.output
+    assert result.output == f"tether {tether.__version__}\n"
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_with_a_base_url_takes_an_api_key(verb: str):
+    shown = runner.invoke(app, [verb, "--help"], terminal_width=200).output
+    assert ("--base-url" in shown) == ("--api-key" in shown)
+
+
+def test_a_tether_error_is_one_plain_error_line_and_exit_2():
+    # `[/nope]` would be a closing tag to rich markup (which made this a MarkupError traceback)
+    result = runner.invoke(app, ["run", str(LIBRARY / "pick_place.yaml"), "--task",
+                                 "libero_goal/[/nope]"])
+    assert result.exit_code == 2
+    assert result.stderr == ("error: suite 'libero_goal' has no task '[/nope]'; `tether scenes "
+                             "list` lists them\n")
+
+
+def test_ctrl_c_is_one_interrupted_line_and_exit_130(monkeypatch):
+    def interrupted(suites):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("tether.scenes.catalogue.list_tasks", interrupted)
+    result = runner.invoke(app, ["tasks"])
+    assert result.exit_code == 130
+    assert result.stderr == "interrupted\n"
+
+
+def test_verbose_and_quiet_together_are_a_usage_error():
+    result = runner.invoke(app, ["-v", "-q", "tasks"])
+    assert result.exit_code == 2
+    assert "-v/--verbose and -q/--quiet exclude each other" in result.stderr
 
 
 def test_check_passes_on_every_library_tree():

@@ -1,9 +1,10 @@
 """A chat-completions server for tests: `python -m tests.models.chat_server PORT LOG REPLY...`.
 
 Speaks the OpenAI protocol at /v1/chat/completions, answers with the given replies in turn (the
-last one repeats) and appends every request body to LOG (JSON lines). A model named `slow`
-sleeps 3 s before answering (for timeouts); a model named `broken` answers 500; a model named
-`reply-N` always answers the N-th reply (from 0).
+last one repeats) and appends every request body to LOG (JSON lines) and its `Authorization`
+header to `header_log(LOG)` (one line each). A model named `slow` sleeps 3 s before answering
+(for timeouts); a model named `broken` answers 500; a model named `reply-N` always answers the
+N-th reply (from 0).
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 
+def header_log(log: Path | str) -> Path:
+    """The file beside LOG that holds each request's `Authorization` header, a line each."""
+    return Path(f"{log}.headers")
+
+
 def make_app(log: str, replies: list[str]) -> FastAPI:
     app = FastAPI()
     state = {"n": 0}
@@ -32,6 +38,8 @@ def make_app(log: str, replies: list[str]) -> FastAPI:
         body = await request.json()
         with open(log, "a", encoding="utf-8") as f:
             f.write(json.dumps(body) + "\n")
+        with open(header_log(log), "a", encoding="utf-8") as f:
+            f.write(request.headers.get("authorization", "") + "\n")
         if body["model"] == "slow":
             await asyncio.sleep(3)
         if body["model"] == "broken":

@@ -12,7 +12,7 @@ import pytest
 
 from tether.models.planners import BackendConfig, ChatMessage, get_backend
 from tether.errors import TetherError
-from tests.models.chat_server import free_port, serving
+from tests.models.chat_server import free_port, header_log, serving
 
 PLAN = json.dumps({"subtasks": [{"goal": "g", "steps": [{"wait": 1}]}]})
 
@@ -41,6 +41,27 @@ def test_openai_backend_sends_text_and_images_as_data_urls(server):
     parts = body["messages"][1]["content"]
     assert parts[0]["image_url"]["url"].startswith("data:image/png;base64,")
     assert parts[1] == {"type": "text", "text": "go"}
+
+
+def test_openai_backend_sends_the_api_key_as_a_bearer_header(server):
+    url, log = server
+    config = BackendConfig(model="qwen", base_url=url, api_key="sk-given")
+    get_backend("openai", config).complete([ChatMessage("user", "go")])
+    assert header_log(log).read_text().splitlines()[-1] == "Bearer sk-given"
+    assert "sk-given" not in repr(config)
+
+
+@pytest.mark.parametrize(("env", "sent"), [("sk-from-env", "Bearer sk-from-env"),
+                                           (None, "Bearer EMPTY")])
+def test_the_api_key_defaults_to_OPENAI_API_KEY_else_EMPTY(server, monkeypatch, env, sent):
+    url, log = server
+    if env is None:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    else:
+        monkeypatch.setenv("OPENAI_API_KEY", env)
+    get_backend("openai", BackendConfig(model="qwen", base_url=url)).complete(
+        [ChatMessage("user", "go")])
+    assert header_log(log).read_text().splitlines()[-1] == sent
 
 
 def test_openai_backend_times_out_and_retries_then_says_so(server):

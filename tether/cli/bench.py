@@ -16,13 +16,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from tether.cli.options import err, out
 from tether.errors import TetherError
-
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _cell(c: dict | None) -> str:
@@ -70,27 +67,23 @@ def bench(
     from tether.bench.runner import bench as run_bench
     from tether.bench.suite import load_suite
 
-    try:
-        if target[0] == "compare":
-            if len(target) != 3:
-                raise TetherError("usage: tether bench compare A B")
-            _compare(target[1], target[2])
-            return
-        if len(target) != 1:
-            raise TetherError(f"expected one suite, got {' '.join(target)}")
-        suite = load_suite(target[0])
-        baseline = load_summary(gate) if gate else None
-        run_dir = out_dir or Path("runs/bench") / suite.name
-        if fresh:
-            shutil.rmtree(run_dir, ignore_errors=True)
-        for why in suite.skipped.values():
-            err.print(f"[yellow]{why}[/]", markup=True)
-        rows = run_bench(suite, run_dir, workers=workers, backend=backend, address=address,
-                         timeout=timeout)
-        summary = write_reports(rows, run_dir, suite.name, suite.headline)
-    except TetherError as exc:
-        err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
-        raise typer.Exit(2) from None
+    if target[0] == "compare":
+        if len(target) != 3:
+            raise TetherError("usage: tether bench compare A B")
+        _compare(target[1], target[2])
+        return
+    if len(target) != 1:
+        raise TetherError(f"expected one suite, got {' '.join(target)}")
+    suite = load_suite(target[0])
+    baseline = load_summary(gate) if gate else None
+    run_dir = out_dir or Path("runs/bench") / suite.name
+    if fresh:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    for why in suite.skipped.values():
+        err.print(f"[yellow]{why}[/]", markup=True)
+    rows = run_bench(suite, run_dir, workers=workers, backend=backend, address=address,
+                     timeout=timeout)
+    summary = write_reports(rows, run_dir, suite.name, suite.headline)
     out.print((run_dir / "summary.md").read_text(encoding="utf-8"), markup=False)
     for problem in summary["export_problems"]:
         err.print(f"[yellow]replay not exported: {problem}[/]", markup=True)
@@ -112,4 +105,4 @@ def bench(
 
 def register(app: typer.Typer) -> None:
     """Add the `bench` verb to the tether app."""
-    app.command(context_settings={"help_option_names": ["-h", "--help"]})(bench)
+    app.command()(bench)

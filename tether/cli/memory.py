@@ -18,15 +18,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from tether.cli.options import out
 from tether.errors import TetherError
 
 memory_app = typer.Typer(name="memory", no_args_is_help=True, add_completion=False,
                          help="Inspect and manage the long-term memory store.")
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 StoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The store file.")]
 DEFAULT_STORE = Path("runs/memory.db")
 
@@ -43,15 +41,6 @@ def _open(path: Path, *, create_with: str | None = None):
     return ExperienceStore(path)
 
 
-def _guard(fn):
-    """Run a verb's body, turning a `TetherError` into the usage-error exit."""
-    try:
-        return fn()
-    except TetherError as exc:
-        err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
-        raise typer.Exit(2) from None
-
-
 def _short(text: str, n: int = 70) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
@@ -62,14 +51,12 @@ def list_(store: StoreOpt = DEFAULT_STORE,
               help="successes, failures or rules")] = None,
           task: Annotated[str | None, typer.Option(help="Only this task.")] = None) -> None:
     """List the store's entries, oldest first."""
-    def body() -> None:
-        s = _open(store)
-        table = Table("id", "partition", "task", "n", "conf", "params", "diagnosis")
-        for e in s.all(partition, task):
-            table.add_row(e.id, e.partition, e.task, str(e.count), f"{e.confidence:.2f}",
-                          _short(json.dumps(e.params), 40), _short(e.diagnosis))
-        out.print(table)
-    _guard(body)
+    s = _open(store)
+    table = Table("id", "partition", "task", "n", "conf", "params", "diagnosis")
+    for e in s.all(partition, task):
+        table.add_row(e.id, e.partition, e.task, str(e.count), f"{e.confidence:.2f}",
+                      _short(json.dumps(e.params), 40), _short(e.diagnosis))
+    out.print(table)
 
 
 @memory_app.command()
@@ -78,16 +65,14 @@ def search(query: Annotated[str, typer.Argument(help="Text to search for.")],
            k: Annotated[int, typer.Option("-k", min=1, help="Hits per partition.")] = 3,
            threshold: Annotated[float, typer.Option(help="Minimum similarity.")] = -1.0) -> None:
     """Search every partition for QUERY (top k each, by cosine similarity)."""
-    def body() -> None:
-        s = _open(store)
-        table = Table("partition", "similarity", "id", "task", "params", "diagnosis")
-        for partition, hits in s.search(query, k=k, threshold=threshold).items():
-            for h in hits:
-                e = h.experience
-                table.add_row(partition, f"{h.similarity:.3f}", e.id, e.task,
-                              _short(json.dumps(e.params), 40), _short(e.diagnosis))
-        out.print(table)
-    _guard(body)
+    s = _open(store)
+    table = Table("partition", "similarity", "id", "task", "params", "diagnosis")
+    for partition, hits in s.search(query, k=k, threshold=threshold).items():
+        for h in hits:
+            e = h.experience
+            table.add_row(partition, f"{h.similarity:.3f}", e.id, e.task,
+                          _short(json.dumps(e.params), 40), _short(e.diagnosis))
+    out.print(table)
 
 
 @memory_app.command()
@@ -96,38 +81,34 @@ def show(id: Annotated[str, typer.Argument(help="An entry id (a unique prefix wi
     """Show one entry in full, its trace rendered as "At step k, ..." lines."""
     from tether.blackboard.events import Event, render_events
 
-    def body() -> None:
-        e = _open(store).find(id)
-        data = e.to_dict()
-        trace = data.pop("trace")
-        out.print(json.dumps({**data, "confidence": round(e.confidence, 3)}, indent=2),
-                  markup=False)
-        if trace:
-            out.print(f"trace ({len(trace)} events):", markup=False)
-            out.print(render_events([Event(**t) for t in trace]), markup=False)
-    _guard(body)
+    e = _open(store).find(id)
+    data = e.to_dict()
+    trace = data.pop("trace")
+    out.print(json.dumps({**data, "confidence": round(e.confidence, 3)}, indent=2),
+              markup=False)
+    if trace:
+        out.print(f"trace ({len(trace)} events):", markup=False)
+        out.print(render_events([Event(**t) for t in trace]), markup=False)
 
 
 @memory_app.command()
 def stats(store: StoreOpt = DEFAULT_STORE) -> None:
     """Entries per partition, embedder, generation, index and integrity."""
-    def body() -> None:
-        s = _open(store)
-        counts = s.counts()
-        out.print(f"store {s.path}: {sum(counts.values())} entries "
-                  + ", ".join(f"{n} {p}" for p, n in counts.items()))
-        out.print(f"  embedder {s.embedder_name} ({s.dim}-d), generation {s.generation()}, "
-                  f"{s.path.stat().st_size / 1e6:.1f} MB, integrity {s.check()}")
-        out.print(f"  index: {'saved' if s.index_path.is_file() else 'not saved yet'} "
-                  f"({s.index_path})")
-    _guard(body)
+    s = _open(store)
+    counts = s.counts()
+    out.print(f"store {s.path}: {sum(counts.values())} entries "
+              + ", ".join(f"{n} {p}" for p, n in counts.items()))
+    out.print(f"  embedder {s.embedder_name} ({s.dim}-d), generation {s.generation()}, "
+              f"{s.path.stat().st_size / 1e6:.1f} MB, integrity {s.check()}")
+    out.print(f"  index: {'saved' if s.index_path.is_file() else 'not saved yet'} "
+              f"({s.index_path})")
 
 
 @memory_app.command("export")
 def export(file: Annotated[Path, typer.Argument(help="JSON-lines file to write.")],
            store: StoreOpt = DEFAULT_STORE) -> None:
     """Write every entry as one JSON line."""
-    _guard(lambda: out.print(f"exported {_open(store).export(file)} entries to {file}"))
+    out.print(f"exported {_open(store).export(file)} entries to {file}")
 
 
 @memory_app.command("import")
@@ -137,17 +118,18 @@ def import_(file: Annotated[Path, typer.Argument(help="A file written by `export
                 help="Embedder of a store created by this import (minilm or hashing).")] = "minilm",
             ) -> None:
     """Add the entries of an export file whose ids are new (creating the store if needed)."""
-    def body() -> None:
-        added, skipped = _open(store, create_with=embedder).import_(file)
-        out.print(f"imported {added} entries into {store} ({skipped} already there)")
-    _guard(body)
+    added, skipped = _open(store, create_with=embedder).import_(file)
+    out.print(f"imported {added} entries into {store} ({skipped} already there)")
 
 
 @memory_app.command("rebuild-index")
 def rebuild_index(store: StoreOpt = DEFAULT_STORE) -> None:
     """Rebuild the faiss index from SQLite and save it next to the store."""
-    def body() -> None:
-        s = _open(store)
-        seconds = s.rebuild_index()
-        out.print(f"rebuilt the index of {len(s)} entries in {seconds:.2f} s ({s.index_path})")
-    _guard(body)
+    s = _open(store)
+    seconds = s.rebuild_index()
+    out.print(f"rebuilt the index of {len(s)} entries in {seconds:.2f} s ({s.index_path})")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `memory` group to the tether app."""
+    app.add_typer(memory_app)

@@ -13,17 +13,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from tether.cli.options import out
 from tether.errors import TetherError
-
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _fail(exc: TetherError) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
-    return typer.Exit(2)
 
 
 def _command_line(ctx: typer.Context) -> str:
@@ -72,7 +64,7 @@ def collect(
     names = cameras or ["wrist"]
     bad = [c for c in names if c not in CAMERAS]
     if bad:
-        raise _fail(TetherError(f"unknown camera '{bad[0]}'; choose from {', '.join(CAMERAS)}"))
+        raise TetherError(f"unknown camera '{bad[0]}'; choose from {', '.join(CAMERAS)}")
     specs = [replace(CAMERAS[c], size=(size, size)) for c in names]
     from tqdm import tqdm
 
@@ -86,8 +78,6 @@ def collect(
     try:
         report = run_collect(tasks, episodes=episodes, root=out_dir, cameras=specs,
                              first_init_state=first_init_state, seed=seed, progress=progress)
-    except TetherError as exc:
-        raise _fail(exc) from None
     finally:
         bar.close()
     out.print(f"recorded {report.episodes} episodes ({report.frames} frames, "
@@ -125,8 +115,6 @@ def train(
 
     try:
         report = run_train(config, progress=progress)
-    except TetherError as exc:
-        raise _fail(exc) from None
     finally:
         bar.close()
     out.print(f"trained {report.steps} steps in {report.seconds / 60:.1f} min; final loss "
@@ -145,10 +133,7 @@ def serve_policy(
     from tether.models.lerobot_policy import LerobotPolicy
     from tether.models.serve import PolicyServer
 
-    try:
-        policy = LerobotPolicy(checkpoint)
-    except TetherError as exc:
-        raise _fail(exc) from None
+    policy = LerobotPolicy(checkpoint)
     server = PolicyServer(policy, host=host, port=port,
                           metadata={"policy": str(checkpoint), "server": "tether serve-policy"})
     out.print(f"serving {checkpoint} on ws://{host}:{port} (health: http://{host}:{port}/healthz)")

@@ -1,7 +1,10 @@
-"""`tether scenes`: what tasks and perturbations exist, and what a perturbed scene looks like.
+"""`tether scenes`, `tasks` and `doctor`: what tasks and perturbations exist, what a perturbed
+scene looks like, and whether LIBERO is installed right (`tether.scenes`).
 
     tether scenes list [--suite S]                               suites, tasks, perturbations
     tether scenes show TASK [-p KIND[:k=v]]... [--seed N] -o frame.png
+    tether tasks [SUITE]                                         LIBERO's tasks only
+    tether doctor                                                LIBERO imports, asset hashes
 
 `show` renders the agent-view and wrist cameras of the task's settled initial scene, with the
 (perturbed) instruction as caption, so a person can look at a perturbation before trusting it.
@@ -13,20 +16,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Column, Table
 
-from tether.errors import TetherError
+from tether.cli.options import PerturbOpt, out
 
 scenes_app = typer.Typer(name="scenes", no_args_is_help=True, add_completion=False,
                          help="List tasks and perturbations; render a (perturbed) scene.")
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _fail(exc: TetherError) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
-    return typer.Exit(2)
 
 
 @scenes_app.command("list")
@@ -36,17 +31,14 @@ def list_(suite: Annotated[str | None, typer.Option(help="Only this suite's task
     from tether.scenes.catalogue import ALL_SUITES, list_tasks
     from tether.scenes.perturbations import REGISTRY
 
-    try:
-        rows = list_tasks([suite] if suite else ALL_SUITES)
-    except TetherError as exc:
-        raise _fail(exc) from None
-    tasks = Table(Column("task", no_wrap=True, min_width=max(len(t.id) for t in rows)), "#",
-                  "init states", "instruction", title="tasks")
+    rows = list_tasks([suite] if suite else ALL_SUITES)
+    task_table = Table(Column("task", no_wrap=True, min_width=max(len(t.id) for t in rows)), "#",
+                       "init states", "instruction", title="tasks")
     for t in rows:
         kind = f" [dim]({t.kind})[/]" if t.kind else ""
-        tasks.add_row(t.id, str(t.index), "sampled" if t.sampled else "recorded",
+        task_table.add_row(t.id, str(t.index), "sampled" if t.sampled else "recorded",
                       t.language + kind)
-    out.print(tasks)
+    out.print(task_table)
     kinds = Table(Column("perturbation", no_wrap=True, min_width=max(map(len, REGISTRY))),
                   "acts at", "what it does", title="perturbations "
                   "(--perturb KIND[:key=value,...], see docs/perturbations.md)")
@@ -59,9 +51,7 @@ def list_(suite: Annotated[str | None, typer.Option(help="Only this suite's task
 @scenes_app.command()
 def show(
     task: Annotated[str, typer.Argument(help="SUITE/TASK_NAME, SUITE/INDEX or a .bddl file.")],
-    perturb: Annotated[list[str] | None, typer.Option(
-        "--perturb", "-p", metavar="KIND[:k=v,...]", help="Apply a perturbation "
-                                                          "(repeatable).")] = None,
+    perturb: PerturbOpt = None,
     seed: Annotated[int, typer.Option(help="Seed of the perturbations; also picks the init "
                                            "state (seed % 50) unless --init-state is given.")] = 0,
     init_state: Annotated[int | None, typer.Option(help="Which initial state.")] = None,
@@ -72,10 +62,35 @@ def show(
     """Render the task's initial scene (agent view and wrist), captioned with its instruction."""
     from tether.scenes.snapshot import snapshot
 
-    try:
-        image = snapshot(task, perturb or (), seed=seed, init_state=init_state, size=size)
-    except TetherError as exc:
-        raise _fail(exc) from None
+    image = snapshot(task, perturb or (), seed=seed, init_state=init_state, size=size)
     output.parent.mkdir(parents=True, exist_ok=True)
     image.save(output)
     out.print(f"wrote {output} ({image.width}x{image.height})")
+
+
+def tasks(suite: Annotated[str | None, typer.Argument(help="Only this suite.")] = None) -> None:
+    """List LIBERO tasks: their address, index and instruction."""
+    from tether.scenes.catalogue import SUITES, list_tasks
+
+    rows = list_tasks([suite] if suite else SUITES)
+    table = Table(Column("task", no_wrap=True, min_width=max(len(t.id) for t in rows)), "#",
+                  "instruction")
+    for t in rows:
+        table.add_row(t.id, str(t.index), t.language)
+    out.print(table)
+
+
+def doctor() -> None:
+    """Check the installation: LIBERO imports without a prompt and its assets match the manifest."""
+    from tether.scenes.assets import verify_assets
+    from tether.scenes.libero_setup import import_libero
+
+    import_libero()
+    out.print(f"LIBERO imports without a prompt; assets: {verify_assets().summary()}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `scenes` group, `tasks` and `doctor` to the tether app."""
+    app.add_typer(scenes_app)
+    app.command()(tasks)
+    app.command()(doctor)

@@ -4,7 +4,8 @@ Each attempt sends the conversation so far to the backend (`tether.models.planne
 as a plan (`read_plan`: the JSON, its shape) and compiles it against the scene
 (`check_plan`: node types, parameters and their types, entity names). The exact problems go back
 to the model as the next user turn (`repair_prompt`), up to `attempts` replies; then `PlanError`
-lists what was still wrong with the last reply. Images go with the first user turn.
+lists what was still wrong with the last reply. Images go with the first user turn. A reply
+sent back for repair is logged at INFO with its problems.
 
     planner = LLMPlanner(get_backend("openai", BackendConfig(model=..., base_url=...)))
     plan = planner.plan(PlanRequest(instruction, SceneFacts.of(scene), resolve=scene.resolve))
@@ -13,12 +14,15 @@ lists what was still wrong with the last reply. Images go with the first user tu
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 from tether.models.planners import ChatBackend, ChatMessage
 from tether.planning.plan import Plan, PlanError, check_plan, read_plan
 from tether.planning.prompt import repair_prompt, system_prompt, user_prompt
 from tether.planning.request import PlanRequest
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -35,7 +39,7 @@ class LLMPlanner:
         messages = [ChatMessage("system", system_prompt()),
                     ChatMessage("user", user_prompt(request), list(request.images))]
         problems: list[str] = []
-        for _ in range(self.attempts):
+        for attempt in range(1, self.attempts + 1):
             reply = self.backend.complete(messages)
             messages.append(ChatMessage("assistant", reply))
             try:
@@ -46,6 +50,8 @@ class LLMPlanner:
             if not problems:
                 self.transcript = messages
                 return plan
+            log.info("reply %d of %d from the %s planner has %d problem(s), the first: %s",
+                     attempt, self.attempts, self.name, len(problems), problems[0])
             messages.append(ChatMessage("user", repair_prompt(problems)))
         self.transcript = messages
         raise PlanError([f"no usable plan after {self.attempts} replies from the "

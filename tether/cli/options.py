@@ -1,0 +1,75 @@
+"""What several `tether` verbs share: the two consoles, typed options, `--with` bindings, and the
+chat-model settings (`--model`, `--base-url`, `--api-key`, `--timeout`) turned into services.
+
+Verbs print results on `out` (stdout) and warnings on `err` (stderr); errors are printed once, by
+the error boundary in `tether.cli.main`. An option used by more than one verb is declared here
+once, as an `Annotated` type, so its flag and help read the same everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from tether.behaviours.services import Services
+    from tether.models.chat import BackendConfig
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+WithOpt = Annotated[list[str] | None, typer.Option(
+    "--with", "-w", metavar="KEY=VALUE",
+    help="Bind a tree parameter (repeatable); overrides what the task's goal binds.")]
+TaskOpt = Annotated[str, typer.Option(
+    "--task", "-t", metavar="SUITE/TASK",
+    help="A task as SUITE/TASK_NAME, SUITE/INDEX or a .bddl file (see `tether scenes list`).")]
+PerturbOpt = Annotated[list[str] | None, typer.Option(
+    "--perturb", "-p", metavar="KIND[:k=v,...]",
+    help="Apply a perturbation (repeatable, applied in order; see `tether scenes list`).")]
+
+Model = Annotated[str, typer.Option(help="openai: the served model name; transformers: a "
+                                         "checkpoint directory.")]
+BaseUrl = Annotated[str, typer.Option(help="openai: the server's /v1 URL.")]
+ApiKey = Annotated[str | None, typer.Option(
+    metavar="KEY", show_default=False,
+    help="openai: the key sent as `Authorization: Bearer KEY` (default: $OPENAI_API_KEY, else "
+         "EMPTY, which a vLLM server started without --api-key accepts).")]
+Timeout = Annotated[float, typer.Option(help="openai: seconds per request.")]
+Verifier = Annotated[str, typer.Option(
+    metavar="sim|vlm", help="Who judges the expected effects (`verify`/`monitor` nodes with "
+    "verifier auto): sim (the sim's predicates) or vlm (a VLM asked about the agentview image, "
+    "behind --verifier-backend with --base-url/--model/--timeout).")]
+VerifierBackend = Annotated[str | None, typer.Option(
+    metavar="openai|transformers", help="The VLM verifier's chat backend (default: --backend "
+    "when it is one).")]
+DiagnoserOpt = Annotated[str, typer.Option(
+    "--diagnoser", metavar="rules|llm", help="Who diagnoses a failed episode for memory: rules "
+    "(by error code) or llm (an LLM behind --verifier-backend with --base-url/--model/--timeout;"
+    " an unusable reply falls back to the rules).")]
+
+
+def bindings(pairs: list[str] | None) -> dict[str, Any]:
+    """The `--with KEY=VALUE` options as tree parameters."""
+    from tether.trees.compiler import parse_binding
+
+    return dict(parse_binding(p) for p in pairs or [])
+
+
+def chat_config(model: str, base_url: str, api_key: str | None, timeout: float,
+                max_tokens: int = 1024) -> BackendConfig:
+    """The chat backend settings the options give (`--api-key` unset: the environment's key)."""
+    from tether.models.chat import BackendConfig, default_api_key
+
+    return BackendConfig(model=model, base_url=base_url, api_key=api_key or default_api_key(),
+                         timeout=timeout, max_tokens=max_tokens)
+
+
+def services_for(verifier: str, diagnoser: str, backend: str, chat: BackendConfig) -> Services:
+    """The run's services for `--verifier` and `--diagnoser` (`tether run` and `tether do`)."""
+    from tether.session.services import ServicesConfig, open_services
+
+    return open_services(ServicesConfig(verifier=verifier, diagnoser=diagnoser, backend=backend,
+                                        chat=chat))

@@ -1,0 +1,122 @@
+"""`tether run`: one episode of a tree file on a task, over `tether.session.run`.
+
+    tether run TREE --task SUITE/TASK [--seed N] [--with KEY=VALUE]... [-p KIND[:k=v]]...
+        [--verifier vlm --base-url URL --model NAME [--api-key KEY]]   (a VLM judges verify)
+        [--diagnoser llm --base-url URL --model NAME [--api-key KEY]]  (an LLM diagnoses)
+
+Exit code 0 when the task succeeded (its own goal test), 1 when it did not; 2 for a user error
+and 130 when interrupted (both from the error boundary in `tether.cli.main`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import py_trees
+import typer
+
+from tether.cli.options import (
+    ApiKey,
+    BaseUrl,
+    DiagnoserOpt,
+    Model,
+    PerturbOpt,
+    TaskOpt,
+    Timeout,
+    Verifier,
+    VerifierBackend,
+    WithOpt,
+    bindings,
+    chat_config,
+    out,
+    services_for,
+)
+
+
+def run(
+    tree: Annotated[Path, typer.Argument(
+        help="Tree file (YAML), e.g. trees/library/pick_place.yaml")],
+    task: TaskOpt,
+    seed: Annotated[int, typer.Option(help="Seed; also picks the init state (seed % 50) unless "
+                                           "--init-state is given.")] = 0,
+    init_state: Annotated[int | None, typer.Option(
+        help="Which of the task's 50 init states.")] = None,
+    with_: WithOpt = None,
+    budget: Annotated[int, typer.Option(help="Step budget of the episode.")] = 1000,
+    runs: Annotated[Path, typer.Option(
+        help="Folder that receives the run directory.")] = Path("runs"),
+    live: Annotated[bool | None, typer.Option(
+        "--live/--lines", help="Redraw the tree each tick, or print a line per running leaf "
+                               "(default: live on a terminal).")] = None,
+    record_trace: Annotated[bool, typer.Option(
+        "--record/--no-record", help="Write the run's trace (trace.jsonl, frames/) for "
+                                     "`tether view`.")] = True,
+    frame_every: Annotated[int, typer.Option(
+        min=0, help="Save camera frames (agentview and wrist, 128 px) every N ticks and at every "
+                    "event; 0: no frames.")] = 20,
+    memory: Annotated[str | None, typer.Option(
+        metavar="PATH|fresh|none", help="Long-term memory store: a file (created when missing), "
+        "'fresh' (a new store in the run directory) or 'none' (memory off). Default: "
+        "RUNS/memory.db.")] = None,
+    perturb: PerturbOpt = None,
+    verifier: Verifier = "sim",
+    verifier_backend: VerifierBackend = "openai",
+    model: Model = "",
+    base_url: BaseUrl = "http://localhost:8000/v1",
+    api_key: ApiKey = None,
+    timeout: Timeout = 60.0,
+    diagnoser: DiagnoserOpt = "rules",
+) -> None:
+    """Run one episode of TREE on a LIBERO task and report the result.
+
+    Exit code 0 when the task succeeded (its own goal test), 1 when it did not.
+    """
+    from dataclasses import replace
+
+    from tether.cli.progress import LiveTree, TipLines
+    from tether.replay.recorder import FrameSettings
+    from tether.session.run import RunConfig
+    from tether.session.run import run as run_tree
+    from tether.session.session import DEFAULT_FRAMES, SessionConfig
+
+    use_live = out.is_terminal if live is None else live
+
+    def display(root: py_trees.behaviour.Behaviour, robot):
+        return LiveTree(root, robot, out) if use_live else TipLines(robot, out)
+
+    services = services_for(verifier, diagnoser, verifier_backend or "",
+                            chat_config(model, base_url, api_key, timeout))
+    try:
+        record = run_tree(RunConfig(tree, SessionConfig(
+            task=task, seed=seed, init_state=init_state, budget=budget, runs=runs,
+            record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
+            if frame_every else FrameSettings(), memory=memory, perturb=tuple(perturb or ())),
+            given=bindings(with_)), services=services, display=display)
+    finally:
+        services.close()
+    r = record.result
+    verdict = "[bold green]SUCCESS[/]" if r.success else "[bold red]FAILURE[/]"
+    out.print(f"{verdict}  task {record.task} (init state {record.init_state})", markup=True)
+    if record.perturbations:
+        out.print(f"  perturbed by {', '.join(record.perturbations)}: \"{record.instruction}\"")
+    out.print(f"  tree {r.tree_status} ({'finished' if r.ended_by == 'tree' else 'budget spent'}),"
+              f" {r.steps} steps, {r.sim_time:.2f} s simulated, {record.wall_seconds:.1f} s wall")
+    for e in r.errors[-3:]:
+        out.print(f"  error {e['code']} at step {e['step']} in '{e['node']}': {e['message']}")
+    files = "result.json, tree.txt" + (", trace.jsonl" if record_trace else "")
+    out.print(f"  run files: {record.run_dir}/  ({files})")
+    if record.memory:
+        m = record.memory
+        out.print(f"  memory: {'merged into' if m['merged'] else 'stored as'} {m['partition']} "
+                  f"{m['id']} in {m['store']}" + (f"; rule {m['rule']}" if m["rule"] else "")
+                  + (f"; corrected {len(m['corrected'])} failure(s)" if m["corrected"] else ""))
+        out.print(f"  diagnosis: {m['diagnosis']}")
+    if record_trace:
+        out.print(f"  replay it: tether view {record.run_dir}")
+    raise typer.Exit(0 if r.success else 1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `run` to the tether app."""
+    app.command()(run)
