@@ -1,8 +1,8 @@
 """Condition nodes: `check` (a leaf) and `guard` (a decorator), both over named predicates.
 
-A `PredicateCall` is a predicate name from `tether.scenes.predicates` with its arguments (entity names,
-numbers, or `Ref`s to blackboard keys resolved at evaluation). Nothing is ever evaluated as code.
-"""
+A `PredicateCall` is a predicate name from `tether.scenes.predicates` with its arguments (entity
+names, numbers, or `Ref`s to blackboard keys resolved at evaluation). Nothing is ever evaluated as
+code. """
 
 from __future__ import annotations
 

@@ -9,9 +9,9 @@ SOMA and VLA² gain most of their robustness by editing the policy's inputs, not
   by a template and/or words unseen in training are replaced by known ones (whole words,
   case-insensitive, longest first).
 
-Masks come from a `tether.models.perception.Perception` (the simulator's own segmentation by default),
-rendered at the policy's camera size and flipped into its image convention. Perception-first
-ordering is the tree author's: filters run outermost decorator first.
+Masks come from a `tether.models.perception.Perception` (the simulator's own segmentation by
+default), rendered at the policy's camera size and flipped into its image convention.
+Perception-first ordering is the tree author's: filters run outermost decorator first.
 
 Tick contract (every intervention): at `setup` it registers its filter on the first `vla` leaf
 below it (a TetherError if there is none); each tick it ticks its child and returns the child's
@@ -29,9 +29,9 @@ import py_trees
 
 from tether.behaviours.vla import VLA
 from tether.blackboard.references import deref, render
+from tether.errors import TetherError
 from tether.models.observation import Observation, libero_image
 from tether.models.perception import PRIVILEGED, Perception
-from tether.errors import TetherError
 from tether.scenes.robot import Robot
 
 Status = py_trees.common.Status

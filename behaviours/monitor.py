@@ -1,8 +1,8 @@
 """The `monitor` decorator: an expectation checked every N steps while its child runs; a
 contradiction preempts the child (OmniAct's visual preemption, VLA²'s periodic verifier).
 
-Checks are requested through a verifier (`tether.behaviours.verifier`: the sim's predicates, or a VLM
-in a worker thread) on the scene **as it is at the step of the request**, and their verdicts
+Checks are requested through a verifier (`tether.behaviours.verifier`: the sim's predicates, or a
+VLM in a worker thread) on the scene **as it is at the step of the request**, and their verdicts
 are acted on exactly `lag` steps later. Time is counted in ticks (one tick is one control step),
 and a verdict that is not in yet when it is due is waited for (in simulation the sim does not
 advance meanwhile), so a slow model and a fast model give the same episode.
@@ -30,8 +30,8 @@ from typing import Any
 
 import py_trees
 
-from tether.behaviours.verifier import Expectation, Pending, Verdict, Verifier, choose_verifier
 from tether.behaviours.services import NO_SERVICES, Services
+from tether.behaviours.verifier import Expectation, Pending, Verdict, Verifier, choose_verifier
 from tether.blackboard.episode import PREEMPTED, VERIFIER_ERROR, record_error
 from tether.blackboard.trace_events import emit
 from tether.scenes.robot import Robot

@@ -18,9 +18,9 @@ from typing import Any
 
 import py_trees
 
+from tether.behaviours.services import NO_SERVICES, Replanner, Services
 from tether.blackboard.episode import BUDGET_EXHAUSTED, last_error, record_error, storage
 from tether.blackboard.events import event_log, render_events
-from tether.behaviours.services import NO_SERVICES, Replanner, Services
 
 Status = py_trees.common.Status
 

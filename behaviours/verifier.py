@@ -1,7 +1,7 @@
 """Verifiers: who decides whether an expectation about the scene holds, and when they answer.
 
-An `Expectation` is a named predicate (`tether.behaviours.conditions.PredicateCall`) that must hold (or,
-with `holds=False`, must not), plus the yes/no question a VLM is asked about it. A verifier
+An `Expectation` is a named predicate (`tether.behaviours.conditions.PredicateCall`) that must hold
+(or, with `holds=False`, must not), plus the yes/no question a VLM is asked about it. A verifier
 `request`s a check **at the step it is called**: the sim verifier evaluates the predicate there
 and then; the VLM verifier renders the camera image there and hands the question to a worker
 thread. The returned `Pending` gives its `Verdict` when asked (`result()`), waiting for a slow
@@ -96,7 +96,8 @@ class Verifier(Protocol):
 
 
 class SimVerifier:
-    """The sim's own predicates (`tether.scenes.predicates`), evaluated at the step of the request."""
+    """The sim's own predicates (`tether.scenes.predicates`), evaluated at the step of the
+    request."""
 
     name = SIM
 

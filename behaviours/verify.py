@@ -1,7 +1,7 @@
 """The `verify` leaf: check an expected effect once, through a verifier.
 
-Unlike `check` (always the sim's predicate), `verify` asks a `tether.behaviours.verifier.Verifier`: the
-sim predicates by default, or the VLM verifier the run was given (the `verifier` service).
+Unlike `check` (always the sim's predicate), `verify` asks a `tether.behaviours.verifier.Verifier`:
+the sim predicates by default, or the VLM verifier the run was given (the `verifier` service).
 
 Tick contract (`Verify`): never RUNNING, never commands. Each tick it requests a verdict on the
 scene as it is and waits for it inside the tick (in simulation the sim does not advance while a

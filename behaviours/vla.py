@@ -26,8 +26,8 @@ Tick contract (`VLA`):
   3. with an empty queue: observe, apply the filters, call the policy; an exception, a chunk that
      is not (n, 7), or any NaN/inf in it is FAILURE with POLICY_ERROR (nothing is commanded);
      emits a `vla_chunk` trace event;
-  4. pops the next action; FAILURE with STUCK when the stuck detector (`tether.behaviours.stuck`) fires
-     on the window ending with it (it is not commanded);
+  4. pops the next action; FAILURE with STUCK when the stuck detector (`tether.behaviours.stuck`)
+     fires on the window ending with it (it is not commanded);
   5. commands the action (clipped to [-1, 1]) and returns RUNNING.
 - `terminate`: drops the queued actions; stopped (INVALID) it also withdraws this tick's action.
 """

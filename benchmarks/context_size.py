@@ -23,9 +23,9 @@ from rich.table import Table
 from tether.blackboard.compression import CompressedLog
 from tether.blackboard.events import event_log, render_events
 from tether.scenes.kinematic import KinematicScene
+from tether.session.memory import EventRecorder
 from tether.trees.compiler import compile_tree
 from tether.trees.episode import run_episode
-from tether.session.memory import EventRecorder
 
 TREE = """
 root:

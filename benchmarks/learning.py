@@ -29,8 +29,8 @@ from tether.blackboard.episode import storage
 from tether.memory.store import ExperienceStore
 from tether.models.embedders import MiniLMEmbedder
 from tether.scenes.obstacles import SHELF_INSTRUCTION, SHELF_TASK, shelf_scene
-from tether.trees.compiler import LIBRARY
 from tether.session.memory import practice
+from tether.trees.compiler import LIBRARY
 
 TREE = LIBRARY / "recall_pick_place.yaml"
 LIBERO_TASK = "tether/put_the_cream_cheese_by_the_open_drawer_on_the_plate"

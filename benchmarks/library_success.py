@@ -20,8 +20,8 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
-from tether.scenes.catalogue import get_task, suite_tasks
 from tether.replay.recorder import FrameSettings
+from tether.scenes.catalogue import get_task, suite_tasks
 from tether.session.run import RunConfig, run
 from tether.session.session import SessionConfig
 

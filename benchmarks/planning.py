@@ -103,13 +103,13 @@ def plan_rows(task, init_state: int, planner, then=None) -> list[Row]:
     """Plan every phrasing of `task` in its scene at `init_state`; `then(row, plan or None)` is
     called after each (so an episode it runs can add to the memory the next phrasing reads)."""
     from tether.errors import TetherError
-    from tether.scenes.libero_scene import LiberoScene
-    from tether.scenes.referring import SceneFacts
     from tether.planning.instructions import parse
     from tether.planning.offline import ground_goals
     from tether.planning.plan import check_plan
     from tether.planning.request import PlanRequest
     from tether.planning.skills import SKILLS, Goal
+    from tether.scenes.libero_scene import LiberoScene
+    from tether.scenes.referring import SceneFacts
 
     with contextlib.redirect_stdout(io.StringIO()):
         scene = LiberoScene(task, init_state=init_state, seed=init_state)
@@ -207,8 +207,8 @@ def totals(rows: list[Row], executed: bool) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    from tether.scenes.catalogue import ALL_SUITES, get_task, list_tasks
     from tether.planning.planners import PlannerOptions, make_planner, open_planner_store
+    from tether.scenes.catalogue import ALL_SUITES, get_task, list_tasks
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tasks", nargs="*", help="suites or SUITE/TASK (default: all suites)")

@@ -24,14 +24,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from tether.trees.compiler import compile_tree
-from tether.trees.episode import run_episode
 from tether.replay.recorder import FrameSettings, Recorder
 from tether.replay.trace import TRACE_NAME
+from tether.trees.compiler import compile_tree
+from tether.trees.episode import run_episode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ holds the run helpers
-from tests.trees.harness import BOXES, scene  # noqa: E402
 from tests.replay.recorded import PICK_PLACE, SlipperyScene  # noqa: E402
+from tests.trees.harness import BOXES, scene  # noqa: E402
 
 MODES = {"no recording": None, "recording, no frames": FrameSettings(),
          "recording, frames every 10": FrameSettings(cameras=("top",), every=10)}

@@ -21,15 +21,15 @@ from playwright.sync_api import sync_playwright
 from rich.console import Console
 from rich.table import Table
 
-from tether.trees.compiler import compile_tree
-from tether.trees.episode import run_episode
 from tether.replay.recorder import FrameSettings, Recorder
 from tether.replay.trace import TRACE_NAME
 from tether.replay.viewer.server import Background
+from tether.trees.compiler import compile_tree
+from tether.trees.episode import run_episode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ holds the run helpers
-from tests.trees.harness import BOXES, scene  # noqa: E402
 from tests.replay.recorded import SlipperyScene  # noqa: E402
+from tests.trees.harness import BOXES, scene  # noqa: E402
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update"]

@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import py_trees
-from tether.blackboard import trace_events
 
+from tether.blackboard import trace_events
 from tether.errors import TetherError
 
 # Error codes leaves write to /errors/last (Nav2 style: recoveries choose by code).

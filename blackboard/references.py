@@ -21,7 +21,6 @@ from functools import lru_cache
 from typing import Any
 
 from tether.blackboard.episode import storage
-
 from tether.errors import TetherError
 
 NAMES = r"[A-Za-z_][A-Za-z0-9_]*(?:/[A-Za-z_][A-Za-z0-9_]*)*"  # a key without its leading '/'

@@ -2,8 +2,8 @@
 
 It reads the object's pose from the `Robot` (privileged sim state: no images) and produces the
 actions the analytic primitives would, through `Robot.servo`: descend onto the object's grasp
-point (`tether.scenes.grasps`) with the gripper open, close until the fingers stop, then lift `lift` m,
-keeping the orientation the end effector had at `reset`. Each `infer` returns a chunk of one
+point (`tether.scenes.grasps`) with the gripper open, close until the fingers stop, then lift `lift`
+m, keeping the orientation the end effector had at `reset`. Each `infer` returns a chunk of one
 action, so the expert closes the loop every step. It records the demonstrations `tether collect`
 turns into a LeRobotDataset, and serves as the reference a learned grasp policy is compared to.
 

@@ -4,9 +4,9 @@ The wire protocol is openpi's (`openpi.serving.websocket_policy_server`), so ope
 (and `OpenpiPolicy`) talks to it unchanged: one binary msgpack-numpy frame of metadata on connect,
 then strict lock-step request/reply frames; a failing inference sends the traceback as a text
 frame and closes with 1011; `GET /healthz` answers `OK`. Requests use the keys of openpi's LIBERO
-example (see `tether.models.remote`); each image is resized to what the served policy's camera wants.
-Replies carry `actions` (n, 7) float32 plus `policy_timing` / `server_timing` in milliseconds.
-The policy is `reset` at every new connection.
+example (see `tether.models.remote`); each image is resized to what the served policy's camera
+wants. Replies carry `actions` (n, 7) float32 plus `policy_timing` / `server_timing` in
+milliseconds. The policy is `reset` at every new connection.
 
     PolicyServer(LerobotPolicy(path), port=8000).serve_forever()     # blocks
     server = PolicyServer(policy, port=0).start(); server.port        # in a thread (tests)

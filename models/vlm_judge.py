@@ -1,8 +1,8 @@
 """A VLM judge: a yes/no question about one camera image, put to a chat backend.
 
 The verifier nodes (`verify`, `monitor`) ask it whether an expected effect is visible. The
-question goes to a planner backend (`tether.models.planners`: a vLLM server, a local Qwen-VL) with the
-image; the reply is parsed strictly: after trimming whitespace, surrounding quotes and one final
+question goes to a planner backend (`tether.models.planners`: a vLLM server, a local Qwen-VL) with
+the image; the reply is parsed strictly: after trimming whitespace, surrounding quotes and one final
 `.` or `!`, it must be `yes` or `no` (any case). Anything else is a `JudgeError`, never a guess.
 
     judge = VLMJudge(get_backend("openai", BackendConfig(model=..., base_url=...)))
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tether.models.chat import ChatBackend, ChatMessage
 from tether.errors import TetherError
+from tether.models.chat import ChatBackend, ChatMessage
 
 INSTRUCTION = "Answer with exactly one word, yes or no."
 

@@ -8,8 +8,8 @@ addressed as `SUITE/TASK_NAME` or `SUITE/INDEX`, or by the path of a LIBERO-form
 - The `tether` suite is tether's own tasks in LIBERO's format (`scenes/tasks/*.bddl`) with a
   sidecar (`scenes/tasks/tasks.yaml`): what each tests, several phrasings of its instruction
   and aliases for its entities.
-- A path (`--task my_task.bddl`) is checked by `tether.scenes.bddl` first, so anything tether does not
-  understand in it is a located error.
+- A path (`--task my_task.bddl`) is checked by `tether.scenes.bddl` first, so anything tether does
+  not understand in it is a located error.
 Tasks without recorded states are *sampled*: initial state k is LIBERO's own placement at reset
 under seed k (objects in their `:init` regions, fixtures and joints as its samplers draw them).
 

@@ -39,10 +39,10 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from tether.errors import TetherError, did_you_mean
 from tether.scenes.aliases import resolve as resolve_alias
 from tether.scenes.cameras import Cameras
 from tether.scenes.catalogue import Task, get_task
-from tether.errors import TetherError, did_you_mean
 from tether.scenes.extents import BodyExtents
 from tether.scenes.grasps import axis_of
 from tether.scenes.placing import set_down
@@ -284,8 +284,8 @@ class LiberoScene(Robot):
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """In a region, the spot and turn where `carried` and the hand overlap the things
-        standing there least, nearest `near` (`tether.scenes.placing`); the region's owner (a basket's
-        walls, the stove under its cook region) does not count."""
+        standing there least, nearest `near` (`tether.scenes.placing`); the region's owner (a
+        basket's walls, the stove under its cook region) does not count."""
         target, carried = self._canonical(target), self._canonical(carried)
         if target not in self._sites:
             return super().set_down(target, carried, near)

@@ -27,8 +27,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from tether.scenes.assets import assets_dir
 from tether.errors import TetherError
+from tether.scenes.assets import assets_dir
 
 _MACRO_WARNINGS = ("No private macro file found", "use a private macro file", "setup_macros.py")
 

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tether.scenes.cameras import offscreen_renderer, visual_only
 from tether.errors import TetherError, did_you_mean
+from tether.scenes.cameras import offscreen_renderer, visual_only
 from tether.scenes.robot import Pose, Robot
 
 if TYPE_CHECKING:

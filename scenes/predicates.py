@@ -117,8 +117,8 @@ def within_reach(robot: Robot, object: str, target: str, distance: float) -> boo
     "grasp_clear",
     (OBJECT, Param("yaw", NUMBER, 0.0)),
     "the open gripper (fingertips and hand) can come straight down onto `object`'s grasp point, "
-    "slid across the closing axis if need be (`tether.scenes.grasps.clear_grasp`), with the wrist at "
-    "`yaw` (0: fingers closing along world y, pi/2: along x) without touching anything else.",
+    "slid across the closing axis if need be (`tether.scenes.grasps.clear_grasp`), with the wrist "
+    "at `yaw` (0: fingers closing along world y, pi/2: along x) without touching anything else.",
 )
 def grasp_clear(robot: Robot, object: str, yaw: float) -> bool:
     return clear_grasp(robot, object, yaw)[1]

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tether.trees.compiler import LIBRARY
 
 from tests.replay.recorded import record_pick_place
 from tether.replay.viewer.page import _script_text, served_page
+from tether.trees.compiler import LIBRARY
 
 REPO = Path(__file__).parents[1]
 SETUPTOOLS = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"][

@@ -1,1 +1,2 @@
-"""The tree language: values, node registry, validator and compiler, rendering, the tick loop and the library of trees."""
+"""The tree language: values, node registry, validator and compiler, rendering, the tick loop
+and the library of trees."""

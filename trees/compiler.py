@@ -2,13 +2,13 @@
 
 A tree file has a root node and may declare typed `params` (with defaults) and the `goal`
 predicates whose arguments bind them. Nodes are mappings with one node-type key (see
-`tether.trees.nodes`) and optionally `name:`; `subtree: NAME` (with `with:` bindings) includes another
-file. `{param}` in a value is replaced by the parameter's value; `${/key}` reads a blackboard key
-at run time. Compilation checks everything before anything runs (node types, keys, parameter
-types, required parameters, object names when a scene is known, subtree cycles) and reports every
-problem found as `file:line:column: key: message`, with the closest valid name when one is near.
-A tree nests nodes at most `MAX_DEPTH` deep (subtrees included). Each compiled node keeps
-`origin` (`file:line` of its node type in its file) and `node_type`, so an exception raised
+`tether.trees.nodes`) and optionally `name:`; `subtree: NAME` (with `with:` bindings) includes
+another file. `{param}` in a value is replaced by the parameter's value; `${/key}` reads a
+blackboard key at run time. Compilation checks everything before anything runs (node types, keys,
+parameter types, required parameters, object names when a scene is known, subtree cycles) and
+reports every problem found as `file:line:column: key: message`, with the closest valid name when
+one is near. A tree nests nodes at most `MAX_DEPTH` deep (subtrees included). Each compiled node
+keeps `origin` (`file:line` of its node type in its file) and `node_type`, so an exception raised
 while it runs is reported there (`tether.errors.TickError`).
 
 `compile_tree(path)` compiles a file; `compile_document(mapping, origin)` a tree-file mapping

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from tether.scenes.bddl import Problem
 from tether.errors import TetherError
+from tether.scenes.bddl import Problem
 from tether.scenes.perturbations.base import RESET, SCENE, Perturbation, register
 from tether.scenes.perturbations.edits import main_object
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tether.scenes.bddl import Problem, Region
 from tether.errors import TetherError
+from tether.scenes.bddl import Problem, Region
 from tether.scenes.vocabulary import noun as category_noun
 
 # Where new objects may stand, in table-frame metres (LIBERO's reachable tabletop).

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tether.scenes.bddl import Problem
 from tether.errors import TetherError
+from tether.scenes.bddl import Problem
 from tether.scenes.perturbations.base import SCENE, Perturbation, register
 from tether.scenes.perturbations.edits import noun
 from tether.scenes.vocabulary import PARAPHRASES

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tether.scenes.bddl import Problem
 from tether.errors import TetherError
+from tether.scenes.bddl import Problem
 from tether.scenes.perturbations.base import RESET, SCENE, Perturbation, register
 from tether.scenes.perturbations.edits import (
     add_object,

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from tether.errors import TetherError
 from tether.scenes.bddl import Problem, read_problem
 from tether.scenes.catalogue import Task, get_task
-from tether.errors import TetherError
 from tether.scenes.libero_scene import LiberoScene
 from tether.scenes.libero_setup import tether_libero_dir
 from tether.scenes.perturbations.base import RESET, RUN, SCENE, Perturbation, rng_for

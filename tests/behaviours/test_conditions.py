@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tether.blackboard.episode import storage
-from tether.blackboard.references import MissingKey
-from tether.errors import TickError
 from tests.trees.harness import (
     BOWL,
     CHEESE,
@@ -22,6 +19,9 @@ from tests.trees.harness import (
     scene,
     statuses,
 )
+from tether.blackboard.episode import storage
+from tether.blackboard.references import MissingKey
+from tether.errors import TickError
 
 
 # --- check -------------------------------------------------------------------------------------

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.trees.harness import BOWL, CHEESE, compile_node, run, scene
 from tether.behaviours.interventions import Erase, Paint, erase, paint, rewrite
+from tether.errors import TetherError
 from tether.models.observation import CameraSpec, Observation
 from tether.models.policies import POLICIES, register_policy
-from tether.errors import TetherError
-from tests.trees.harness import BOWL, CHEESE, compile_node, run, scene
 
 
 def striped(h: int = 32, w: int = 32) -> np.ndarray:

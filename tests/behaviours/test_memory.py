@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from tests.trees.harness import BOWL, compile_node, run, scene
 from tether.blackboard.episode import storage
 from tether.blackboard.events import event_log
 from tether.memory.experience import SUCCESSES, Experience
 from tether.memory.store import ExperienceStore
-from tests.trees.harness import BOWL, compile_node, run, scene
 
 
 def test_retrieve_succeeds_in_one_tick_and_a_move_to_uses_its_choice(tmp_path):

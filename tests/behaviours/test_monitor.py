@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from tether.behaviours.services import Services
-from tether.behaviours.verifier import VLMVerifier
-from tether.models.vlm_judge import VLMJudge
 from tests.behaviours.verifier_fakes import EyeBackend, holding_scene, slip
 from tests.trees.harness import (
     BOWL,
@@ -24,6 +21,9 @@ from tests.trees.harness import (
     scene,
     statuses,
 )
+from tether.behaviours.services import Services
+from tether.behaviours.verifier import VLMVerifier
+from tether.models.vlm_judge import VLMJudge
 
 CARRY = "move_to: {target: [0.4, 0.4, 0.3], name: carry}"
 

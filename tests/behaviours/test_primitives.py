@@ -7,9 +7,6 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from tether.behaviours.primitives import Release
-from tether.scenes.kinematic import KinematicScene
-from tether.scenes.robot import CLOSE, OPEN
 from tests.trees.harness import (
     BOWL,
     BOXES,
@@ -23,6 +20,9 @@ from tests.trees.harness import (
     scene,
     statuses,
 )
+from tether.behaviours.primitives import Release
+from tether.scenes.kinematic import KinematicScene
+from tether.scenes.robot import CLOSE, OPEN
 
 RUNNING, SUCCESS, FAILURE = Status.RUNNING, Status.SUCCESS, Status.FAILURE
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.trees.harness import BOXES, compile_node, errors, run
 from tether.behaviours.primitives import door_point, door_yaw
 from tether.errors import TetherError
 from tether.scenes.kinematic import KinematicScene
 from tether.scenes.robot import Hinge
-from tests.trees.harness import BOXES, compile_node, errors, run
 
 ANCHOR = np.array([0.0, 0.3, 0.1])
 FINGER = 0.02  # half the closed fingers' thickness (m)

@@ -8,7 +8,6 @@ import time
 import py_trees
 import pytest
 
-from tether.behaviours.sim_timeout import SimTimeout
 from tests.trees.harness import (
     FAILURE,
     INVALID,
@@ -20,6 +19,7 @@ from tests.trees.harness import (
     scene,
     statuses,
 )
+from tether.behaviours.sim_timeout import SimTimeout
 
 SLOW_MOVE = "move_to: {target: [0.3, 0.3, 0.3], name: slow}"
 

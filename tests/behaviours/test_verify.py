@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.behaviours.verifier_fakes import EyeBackend, holding_scene
+from tests.trees.harness import BOWL, PLATE, compile_node, errors, run, scene
 from tether.behaviours.services import Services
 from tether.behaviours.verifier import VLMVerifier
 from tether.models.vlm_judge import VLMJudge
-from tests.behaviours.verifier_fakes import EyeBackend, holding_scene
-from tests.trees.harness import BOWL, PLATE, compile_node, errors, run, scene
 
 
 def verify(tmp_path, robot, body: str, verifier=None):

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.trees.harness import BOWL, Status, compile_node, run, scene
 from tether.behaviours.stuck import StuckConfig, StuckDetector
 from tether.blackboard import trace_events
 from tether.models.observation import CameraSpec, Observation
 from tether.models.policies import POLICIES, register_policy
 from tether.scenes.robot import CLOSE, OPEN
-from tests.trees.harness import BOWL, Status, compile_node, run, scene
 
 RUNNING, SUCCESS, FAILURE = Status.RUNNING, Status.SUCCESS, Status.FAILURE
 

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tests.trees.harness import BOWL, BOXES, PLATE
 from tether.models.planners import ChatMessage
 from tether.scenes.kinematic import KinematicScene
 from tether.scenes.robot import CLOSE
-from tests.trees.harness import BOWL, BOXES, PLATE
 
 
 class CameraScene(KinematicScene):

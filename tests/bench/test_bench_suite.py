@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tether.trees.compiler import LIBRARY
-from tether.trees.source import TreeError
 
 from tether.bench.suite import SUITES_DIR, load_suite, resolve_suite
 from tether.errors import TetherError
+from tether.trees.compiler import LIBRARY
+from tether.trees.source import TreeError
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,10 +8,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from tether.memory.store import ExperienceStore
 from tests.models.chat_server import serving
 from tests.trees.harness import BOWL, PLATE
 from tether.cli.main import app
+from tether.memory.store import ExperienceStore
 
 CAUSE = "the bowl was never picked up"
 

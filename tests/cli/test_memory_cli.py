@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+from tether.cli.main import app
 from tether.memory.experience import FAILURES, RULES, Experience
 from tether.memory.store import ExperienceStore
-from tether.cli.main import app
 
 runner = CliRunner()
 VERBS = ["list", "search", "show", "stats", "export", "import", "rebuild-index"]

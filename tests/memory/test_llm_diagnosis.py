@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.models.chat_server import serving
 from tether.blackboard.events import Event
 from tether.memory.experience import RULES
 from tether.memory.llm_diagnosis import LLMDiagnoser
 from tether.memory.store import ExperienceStore
 from tether.models.planners import BackendConfig, get_backend
 from tether.scenes.obstacles import SHELF_INSTRUCTION, SHELF_TASK, shelf_scene
-from tests.models.chat_server import serving
-from tether.trees.compiler import LIBRARY
 from tether.session.memory import practice
+from tether.trees.compiler import LIBRARY
 
 GOOD = {"cause": "the shelf blocks a top-down approach", "remedy": {"approach": [0, -0.1, 0]}}
 REPLIES = [

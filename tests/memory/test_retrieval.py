@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from tether.blackboard.episode import new_episode, storage
+from tether.blackboard.references import MissingKey, render
 from tether.memory.experience import FAILURES, RULES, SUCCESSES, Experience
 from tether.memory.retrieval import advise, retrieve
 from tether.memory.store import ExperienceStore, Hit
-from tether.blackboard.references import MissingKey, render
 
 
 def hit(partition: str, params: dict, similarity: float = 0.9, support: int = 0,

@@ -9,9 +9,9 @@ import sqlite3
 import numpy as np
 import pytest
 
+from tether.errors import TetherError
 from tether.memory.experience import FAILURES, RULES, SUCCESSES, Experience
 from tether.memory.store import ExperienceStore
-from tether.errors import TetherError
 
 
 def exp(partition: str = FAILURES, instruction: str = "put the bowl on the plate",

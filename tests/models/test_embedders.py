@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tether.models.embedders import Embedder, HashingEmbedder, get_embedder
 from tether.errors import TetherError
+from tether.models.embedders import Embedder, HashingEmbedder, get_embedder
 
 
 def test_hashing_embedder_is_deterministic_and_unit_length():

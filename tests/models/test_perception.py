@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.trees.harness import BOWL, CHEESE, PLATE, compile_node, scene
+from tether.errors import TetherError
 from tether.models.perception import PRIVILEGED, perception_for
 from tether.models.perception.open_vocab import (
     Detector,
@@ -20,8 +22,6 @@ from tether.models.perception.open_vocab import (
     to_pixels,
 )
 from tether.models.perception.tracker import Sam2Tracker, Tracker
-from tether.errors import TetherError
-from tests.trees.harness import BOWL, CHEESE, PLATE, compile_node, scene
 
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "black", "bowl", "plate", "cream",
          "cheese"]

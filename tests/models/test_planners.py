@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tether.models.planners import BackendConfig, ChatMessage, get_backend
-from tether.errors import TetherError
 from tests.models.chat_server import free_port, header_log, serving
+from tether.errors import TetherError
+from tether.models.planners import BackendConfig, ChatMessage, get_backend
 
 PLAN = json.dumps({"subtasks": [{"goal": "g", "steps": [{"wait": 1}]}]})
 
@@ -101,9 +101,9 @@ def test_tether_plan_with_a_tiny_random_qwen_vl_repairs_n_times_then_fails_clean
         tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from tether.models.qwen_vl import QwenVLChat
     from tests.models.tiny_qwen_vl import build_tiny_qwen_vl
     from tether.cli.main import app
+    from tether.models.qwen_vl import QwenVLChat
     from tether.planning.prompt import system_prompt
 
     model = build_tiny_qwen_vl(tmp_path / "qwen", [system_prompt()])

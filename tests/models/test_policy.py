@@ -10,13 +10,19 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from tether.models.observation import CameraSpec, Observation, libero_state, observe, quat_to_axis_angle
+from tests.trees.harness import scene
+from tether.errors import TetherError
 from tether.models.lerobot_policy import LerobotConfig
+from tether.models.observation import (
+    CameraSpec,
+    Observation,
+    libero_state,
+    observe,
+    quat_to_axis_angle,
+)
 from tether.models.policies import POLICIES, load_policies, make_policy
 from tether.models.policy import check_chunk
 from tether.models.remote import OpenpiConfig
-from tether.errors import TetherError
-from tests.trees.harness import scene
 
 CHECKPOINT = Path(__file__).resolve().parents[2] / "models" / "checkpoints" / "grasp_act"
 

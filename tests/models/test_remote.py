@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.trees.harness import BOWL, compile_node, run, scene
+from tether.errors import TetherError
 from tether.models.observation import CameraSpec, Observation
 from tether.models.policies import POLICIES, register_policy
 from tether.models.remote import OpenpiConfig, OpenpiPolicy
 from tether.models.serve import PolicyServer
-from tether.errors import TetherError
-from tests.trees.harness import BOWL, compile_node, run, scene
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKPOINT = REPO / "models" / "checkpoints" / "grasp_act"

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from tether.errors import TetherError
 from tether.models.planners import ChatMessage
 from tether.models.vlm_judge import JudgeError, VLMJudge, parse_yes_no
-from tether.errors import TetherError
 
 
 @pytest.mark.parametrize(("reply", "value"), [

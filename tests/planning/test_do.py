@@ -9,13 +9,13 @@ from types import SimpleNamespace
 import pytest
 
 import tether.scenes.perturbations as perturbations
+from tests.trees.harness import BOWL, BOXES, PLATE
 from tether.memory.store import ExperienceStore
 from tether.planning.do import DoConfig, do_instruction
 from tether.planning.plan import Plan, Subtask
 from tether.scenes.catalogue import get_task
 from tether.scenes.kinematic import KinematicScene
 from tether.scenes.libero_scene import LiberoScene
-from tests.trees.harness import BOWL, BOXES, PLATE
 from tether.session.session import SessionConfig
 
 TASK = "libero_goal/8"

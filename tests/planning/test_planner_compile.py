@@ -7,16 +7,16 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tests.trees.harness import BOWL, PLATE, node_file, scene
 from tether.behaviours.services import Services
 from tether.errors import TetherError
-from tests.trees.harness import BOWL, PLATE, node_file, scene
-from tether.trees.compiler import compile_tree
-from tether.trees.episode import run_episode
 from tether.planning.compile import compile_plan, plan_document
 from tether.planning.offline import plan_goals
 from tether.planning.plan import Plan, Subtask
 from tether.planning.safety import SafetyConfig
 from tether.planning.skills import Goal
+from tether.trees.compiler import compile_tree
+from tether.trees.episode import run_episode
 
 Status = py_trees.common.Status
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tether.errors import TetherError
 from tether.memory.experience import SUCCESSES, Experience
 from tether.memory.store import ExperienceStore
-from tether.errors import TetherError
-from tether.scenes.referring import SceneFacts, ground
 from tether.planning.instructions import Literal, parse
 from tether.planning.offline import PLAN_KEY, MemoryPlanner, ground_goals, plan_goals
 from tether.planning.request import PlanRequest
 from tether.planning.skills import Goal
+from tether.scenes.referring import SceneFacts, ground
 
 BOWLS = {"akita_black_bowl_1": [0.0, 0.2, 0.9], "akita_black_bowl_2": [0.0, 0.0, 0.9],
          "akita_black_bowl_3": [-0.2, -0.1, 0.9]}
@@ -130,8 +130,8 @@ def test_every_skill_names_a_library_tree_for_its_goal():
     """`close` is pushed shut by `close_drawer`; each skill's subtree says it achieves the goal."""
     import yaml
 
-    from tether.trees.compiler import LIBRARY
     from tether.planning.skills import SKILLS, steps_for
+    from tether.trees.compiler import LIBRARY
 
     goals = ground_goals(parse("push the open top drawer of the wooden cabinet shut"), FACTS)
     assert goals == [Goal("close", ("wooden_cabinet_1_top_region",))]

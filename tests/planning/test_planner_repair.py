@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tether.models.planners import ChatMessage
-from tether.scenes.referring import SceneFacts
 from tests.trees.harness import BOWL, PLATE, scene
+from tether.models.planners import ChatMessage
 from tether.planning.llm import LLMPlanner
 from tether.planning.plan import PlanError, check_plan, read_plan
 from tether.planning.request import PlanRequest
+from tether.scenes.referring import SceneFacts
 
 GOOD = {"instruction": "put the bowl on the plate", "subtasks": [{
     "goal": "bowl on plate", "expect": [{"predicate": "on", "object": "bowl", "target": "plate"}],

@@ -6,10 +6,10 @@ import jsonschema
 import pytest
 
 from tether.behaviours.primitives import Wait
-from tether.trees import nodes
-from tether.trees.nodes import LEAF, NODE_TYPES, NodeType, Spec
 from tether.planning.prompt import system_prompt
 from tether.planning.schema import plan_schema
+from tether.trees import nodes
+from tether.trees.nodes import LEAF, NODE_TYPES, NodeType, Spec
 from tether.trees.values import Int
 
 PLAN = {"instruction": "put the bowl on the plate", "subtasks": [{

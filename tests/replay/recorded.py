@@ -11,12 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.trees.harness import BOXES, scene
+from tether.replay.recorder import FrameSettings, Recorder
 from tether.scenes.kinematic import FINGER_SPEED, KinematicScene
 from tether.scenes.robot import CLOSE
-from tests.trees.harness import BOXES, scene
 from tether.trees.compiler import LIBRARY, compile_tree
 from tether.trees.episode import EpisodeResult, run_episode
-from tether.replay.recorder import FrameSettings, Recorder
 
 PICK_PLACE = LIBRARY / "pick_place.yaml"
 PIXELS_PER_M = 200  # the top-down camera sees 0.64 m x 0.64 m at 128 px

@@ -14,15 +14,15 @@ from pathlib import Path
 import numpy as np
 import py_trees
 
-from tether.blackboard import trace_events
+from tests.replay.recorded import PICK_PLACE, record_pick_place, statuses_at
 from tests.trees import harness
 from tests.trees.harness import BOWL, compile_node, move_box, scene
-from tests.replay.recorded import PICK_PLACE, record_pick_place, statuses_at
-from tether.trees.compiler import compile_tree
-from tether.trees.episode import run_episode
+from tether.blackboard import trace_events
 from tether.replay import recorder as recorder_module
 from tether.replay.recorder import FrameSettings, Recorder
 from tether.replay.trace import TRACE_NAME, jsonable, parse_lines, read_trace
+from tether.trees.compiler import compile_tree
+from tether.trees.episode import run_episode
 
 ROOT = Path(__file__).resolve().parents[2]
 

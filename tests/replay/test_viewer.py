@@ -173,10 +173,10 @@ def test_render_draws_a_tree_file(tmp_path):
 @pytest.mark.slow
 @pytest.mark.browser
 def test_a_libero_run_with_frames_replays_in_the_viewer(browser, tmp_path):
-    from tether.trees.compiler import LIBRARY
     from tether.replay.recorder import FrameSettings
     from tether.session.run import RunConfig, run
     from tether.session.session import SessionConfig
+    from tether.trees.compiler import LIBRARY
 
     cameras = ("agentview", "robot0_eye_in_hand")
     record = run(RunConfig(LIBRARY / "pick_place.yaml", SessionConfig(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tether.scenes.aliases import resolve
 from tether.errors import TetherError
+from tether.scenes.aliases import resolve
 
 # libero_spatial task 0's entities, as LiberoScene.entities() lists them
 SPATIAL = [

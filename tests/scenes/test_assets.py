@@ -1,4 +1,4 @@
-"""`tether.scenes.assets`: the committed sha256 manifest of LIBERO's asset files and its verification."""
+"""`tether.scenes.assets`: the committed sha256 manifest of LIBERO's asset files, verified."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from tether.errors import TetherError
 from tether.scenes.assets import (
     MANIFEST,
     assets_dir,
@@ -14,7 +15,6 @@ from tether.scenes.assets import (
     verify_assets,
     write_manifest,
 )
-from tether.errors import TetherError
 
 
 def test_the_committed_manifest_lists_all_864_files_as_the_wheels_records_do():

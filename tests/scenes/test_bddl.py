@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from tether.errors import TetherError
 from tether.scenes.bddl import parse_problem, read_problem
 from tether.scenes.catalogue import list_tasks, own_tasks
-from tether.errors import TetherError
 
 GOOD = Path("scenes/tasks/put_the_middle_bowl_on_the_plate.bddl").read_text()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tether.scenes.catalogue import SUITES, get_task, list_tasks, suite_tasks
 from tether.errors import TetherError
+from tether.scenes.catalogue import SUITES, get_task, list_tasks, suite_tasks
 
 
 def test_the_catalogue_has_ten_tasks_in_each_of_the_four_suites():

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from tests.trees.harness import compile_node, run
 from tether.scenes.grasps import (
     HAND_HALF_LENGTH,
     MAX_SPAN,
@@ -24,7 +25,6 @@ from tether.scenes.grasps import (
 )
 from tether.scenes.kinematic import KinematicScene
 from tether.scenes.predicates import evaluate
-from tests.trees.harness import compile_node, run
 
 # LIBERO's cream cheese lying flat: 8.3 cm along x, 4.3 cm along y, 1.9 cm high.
 CHEESE = ([0.0, 0.0, 0.0095], [0.0415, 0.0215, 0.0095])

@@ -7,8 +7,8 @@ import pytest
 
 from tether.errors import TetherError
 from tether.scenes.libero_scene import LiberoScene
-from tether.scenes.robot import CLOSE, OPEN, Robot
 from tether.scenes.predicates import evaluate
+from tether.scenes.robot import CLOSE, OPEN, Robot
 
 pytestmark = pytest.mark.slow
 

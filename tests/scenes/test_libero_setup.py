@@ -1,4 +1,4 @@
-"""`tether.scenes.libero_setup.import_libero`: LIBERO imports with no prompt and finds the wheel assets."""
+"""`tether.scenes.libero_setup.import_libero`: no prompt, and the wheel assets are found."""
 
 from __future__ import annotations
 

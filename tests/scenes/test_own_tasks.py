@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tether.errors import TetherError
 from tether.scenes.bddl import read_problem
 from tether.scenes.catalogue import get_task, own_tasks
-from tether.errors import TetherError
 
 REQUIRED_KINDS = {"look-alike targets", "clutter", "3-step chain", "stacking",
                   "spatial relation (between)", "spatial relation (next to)", "articulated object"}

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tether.errors import TetherError
 from tether.scenes.bddl import read_problem
 from tether.scenes.catalogue import get_task
-from tether.errors import TetherError
 from tether.scenes.perturbations import REGISTRY, build
 from tether.scenes.perturbations.scene import perturb_task
 from tether.scenes.robot import Pose

@@ -1,4 +1,5 @@
-"""tether.scenes.placing: where in a region a carried object goes down, and whether the wrist turns."""
+"""`tether.scenes.placing`: where in a region a carried object goes down, whether the wrist
+turns."""
 
 from __future__ import annotations
 

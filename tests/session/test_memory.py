@@ -3,10 +3,10 @@ poll), with error codes and boundaries; `open_store` understands none/fresh/PATH
 
 from __future__ import annotations
 
-from tether.blackboard.events import event_log
 from tests.trees.harness import BOWL, compile_node, scene
-from tether.trees.episode import run_episode
+from tether.blackboard.events import event_log
 from tether.session.memory import EventRecorder, open_store
+from tether.trees.episode import run_episode
 
 
 def test_the_recorder_logs_each_finished_leaf_once_with_its_error(tmp_path):

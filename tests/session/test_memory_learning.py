@@ -11,8 +11,8 @@ from tether.blackboard.episode import storage
 from tether.memory.experience import FAILURES, RULES, SUCCESSES
 from tether.memory.store import ExperienceStore
 from tether.scenes.obstacles import SHELF_INSTRUCTION, SHELF_TASK, shelf_scene
-from tether.trees.compiler import LIBRARY
 from tether.session.memory import practice
+from tether.trees.compiler import LIBRARY
 
 TREE = LIBRARY / "recall_pick_place.yaml"
 

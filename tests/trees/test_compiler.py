@@ -9,9 +9,6 @@ import py_trees
 import pytest
 
 import tether.trees.compiler
-from tether.blackboard.references import Ref
-from tether.blackboard.episode import storage
-from tether.errors import TetherError
 from tests.trees.harness import (
     BOWL,
     PLATE,
@@ -22,6 +19,9 @@ from tests.trees.harness import (
     scene,
     tree_file,
 )
+from tether.blackboard.episode import storage
+from tether.blackboard.references import Ref
+from tether.errors import TetherError
 from tether.trees.compiler import (
     compile_document,
     compile_tree,

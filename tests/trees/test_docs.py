@@ -12,9 +12,9 @@ from pathlib import Path
 import py_trees
 import pytest
 
+from tests.trees.harness import BOWL, node_file, scene, tree_file
 from tether.blackboard.episode import ERROR_CODES
 from tether.scenes.predicates import PREDICATES
-from tests.trees.harness import BOWL, node_file, scene, tree_file
 from tether.trees.compiler import compile_tree, goal_bindings, read_tree_file
 from tether.trees.nodes import ALL_NODE_NAMES, NODE_TYPES
 from tether.trees.reference import FIX, documented, marked, rewrite

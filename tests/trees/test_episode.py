@@ -6,10 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tether.behaviours.primitives import MoveTo, Wait
-from tether.blackboard.episode import CommandConflict, storage
-from tether.blackboard.references import MissingKey
-from tether.errors import TetherError, TickError
 from tests.trees.harness import (
     BOWL,
     CHEESE,
@@ -23,6 +19,10 @@ from tests.trees.harness import (
     scene,
     tree_file,
 )
+from tether.behaviours.primitives import MoveTo, Wait
+from tether.blackboard.episode import CommandConflict, storage
+from tether.blackboard.references import MissingKey
+from tether.errors import TetherError, TickError
 from tether.scenes.robot import CLOSE
 from tether.trees.episode import run_episode
 

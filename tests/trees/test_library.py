@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tether.trees.compiler import LIBRARY, compile_tree
 from tether.replay.recorder import FrameSettings
+from tether.replay.trace import read_trace
 from tether.session.run import RunConfig, run
 from tether.session.session import SessionConfig
-from tether.replay.trace import read_trace
+from tether.trees.compiler import LIBRARY, compile_tree
 
 LIBRARY_TREES = sorted(LIBRARY.glob("*.yaml"))
 
@@ -97,9 +97,9 @@ def test_place_comes_over_its_target_high_and_then_down(tmp_path: Path):
     """Lifted 35 cm, with `cross` 0.15 the object first reaches the plate 25 cm over it, so
     what lies on the way (a drawer's walls it came out of) is cleared, and only then comes
     down."""
-    from tether.scenes.kinematic import KinematicScene
     from tests.trees.harness import compile_path, tree_file
     from tests.trees.harness import run as run_tree
+    from tether.scenes.kinematic import KinematicScene
 
     robot = KinematicScene({"plate_1": ([0.3, 0.0, 0.005], [0.05, 0.05, 0.005]),
                             "bowl_1": ([0.0, 0.0, 0.37], [0.03, 0.03, 0.02])},

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tether.trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
 from tether.session.run import RunConfig, run
 from tether.session.session import SessionConfig
+from tether.trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
 
 TREE = LIBRARY / "open_drawer.yaml"
 

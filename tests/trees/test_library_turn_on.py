@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tether.trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
 from tether.scenes.predicates import evaluate
 from tether.session.run import RunConfig, run
 from tether.session.session import SessionConfig
+from tether.trees.compiler import LIBRARY, compile_tree, goal_bindings, read_tree_file
 
 TREE = LIBRARY / "turn_on.yaml"
 TASK = "libero_goal/turn_on_the_stove"

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tether.errors import TetherError
 from tests.trees.harness import BOXES, node_file, scene, tree_file
 from tether.cli.main import app
+from tether.errors import TetherError
 from tether.trees.compiler import compile_tree
 from tether.trees.source import TreeError
 

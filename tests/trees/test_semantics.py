@@ -5,7 +5,6 @@ tests/behaviours/."""
 from __future__ import annotations
 
 import pytest
-from tether.blackboard.episode import storage
 
 from tests.trees.harness import (
     BOWL,
@@ -21,6 +20,7 @@ from tests.trees.harness import (
     scene,
     statuses,
 )
+from tether.blackboard.episode import storage
 
 BOWL_NEAR_PLATE = (f"check: {{predicate: near, object: {BOWL}, target: {PLATE}, distance: 0.2, "
                    "name: bowl near plate}")
@@ -263,7 +263,6 @@ def test_a_primitive_stopped_after_commanding_leaves_the_tick_to_the_branch_that
 
 def test_two_commanders_in_one_parallel_raise_command_conflict_at_the_second(tmp_path):
     from tether.blackboard.episode import CommandConflict
-
     from tether.errors import TickError
 
     robot = scene()

@@ -32,8 +32,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from tether.errors import TetherError
 from tether.bench.suite import Episode, Suite
+from tether.errors import TetherError
 
 EPISODES_FILE = "episodes.jsonl"
 BACKENDS = ("process", "ray")

@@ -1,1 +1,2 @@
-"""Long-term memory: the experience store (SQLite truth, faiss index), retrieval, consolidation, diagnosis."""
+"""Long-term memory: the experience store (SQLite truth, faiss index), retrieval,
+consolidation and diagnosis."""

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tether.memory.diagnosis import Diagnoser, Diagnosis, diagnose
 from tether.blackboard.events import Event
-from tether.models.planners import ChatBackend, ChatMessage
 from tether.errors import TetherError
+from tether.memory.diagnosis import Diagnoser, Diagnosis, diagnose
+from tether.models.planners import ChatBackend, ChatMessage
 
 SYSTEM = (
     "You diagnose why a robot manipulation episode failed, from its errors and event log, and "

@@ -1,7 +1,7 @@
 """The `llm` planner: a chat backend asked for a plan, its reply checked and repaired.
 
-Each attempt sends the conversation so far to the backend (`tether.models.planners`), reads the reply
-as a plan (`read_plan`: the JSON, its shape) and compiles it against the scene
+Each attempt sends the conversation so far to the backend (`tether.models.planners`), reads the
+reply as a plan (`read_plan`: the JSON, its shape) and compiles it against the scene
 (`check_plan`: node types, parameters and their types, entity names). The exact problems go back
 to the model as the next user turn (`repair_prompt`), up to `attempts` replies; then `PlanError`
 lists what was still wrong with the last reply. Images go with the first user turn. A reply

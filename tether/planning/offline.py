@@ -24,14 +24,14 @@ from typing import Any
 
 import numpy as np
 
+from tether.errors import TetherError
 from tether.memory.experience import SUCCESSES, key_text
 from tether.memory.store import ExperienceStore
-from tether.errors import TetherError
-from tether.scenes.referring import SceneFacts, ground, is_region, words
 from tether.planning.instructions import Literal, parse
 from tether.planning.plan import Plan, Subtask, read_plan
 from tether.planning.request import PlanRequest
 from tether.planning.skills import Goal, steps_for
+from tether.scenes.referring import SceneFacts, ground, is_region, words
 
 PLAN_KEY = "plan"  # where a successful episode's plan is kept in its metadata
 

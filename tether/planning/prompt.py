@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 
+from tether.planning.plan import Plan
+from tether.planning.request import PlanRequest
 from tether.scenes.predicates import PREDICATES
 from tether.scenes.referring import is_region
 from tether.trees.compiler import LIBRARY, read_tree_file
 from tether.trees.nodes import NODE_TYPES
-from tether.planning.plan import Plan
-from tether.planning.request import PlanRequest
 
 CONSTRAINTS = (
     "Use only the node types, library trees and predicates listed here; never invent one.",

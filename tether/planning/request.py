@@ -1,8 +1,8 @@
 """What a planner is asked: the instruction, the scene as it may see it, memory and failure.
 
 A `PlanRequest` carries everything a plan may depend on, so planners are functions of it:
-the instruction; the scene's facts (`tether.scenes.referring.SceneFacts`: names, aliases, positions);
-images (RGB arrays, for VLMs); retrieved long-term memory (success exemplars, failure
+the instruction; the scene's facts (`tether.scenes.referring.SceneFacts`: names, aliases,
+positions); images (RGB arrays, for VLMs); retrieved long-term memory (success exemplars, failure
 precedents, rules, as `tether.memory.store.Hit`s' briefs); the short-term memory (the rendered
 event log of this episode); and, when replanning, what failed (`failure`) and the plan that did.
 `Planner` is the protocol every planner implements (`memory`, `llm`).
@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tether.scenes.referring import SceneFacts
 from tether.planning.plan import Plan
+from tether.scenes.referring import SceneFacts
 from tether.trees.values import Resolver
 
 

@@ -1,7 +1,7 @@
 """The JSON Schema of plans, generated from the node registry, the predicates and the library.
 
-Nothing here lists node types by hand: every `NodeType` in `tether.trees.nodes.NODE_TYPES` becomes one
-alternative of `$defs/node` (its body built from its `Spec`s), every tree file of the library
+Nothing here lists node types by hand: every `NodeType` in `tether.trees.nodes.NODE_TYPES` becomes
+one alternative of `$defs/node` (its body built from its `Spec`s), every tree file of the library
 one alternative of `$defs/subtree` (its `with:` from the file's `params:`), so a node type or a
 library tree added tomorrow is in the schema, and in the prompt, without a change here.
 

@@ -35,9 +35,9 @@ import py_trees
 from tether.blackboard import trace_events
 from tether.blackboard.episode import storage
 from tether.errors import TetherError
+from tether.replay.trace import FORMAT, FRAMES_DIR, TRACE_NAME, TraceFile, jsonable
 from tether.scenes.robot import Robot
 from tether.trees.episode import EpisodeResult, Tick
-from tether.replay.trace import FORMAT, FRAMES_DIR, TRACE_NAME, TraceFile, jsonable
 
 Status = py_trees.common.Status
 FINISHED = (Status.SUCCESS, Status.FAILURE)

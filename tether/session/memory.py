@@ -1,8 +1,8 @@
 """The executive's side of memory: the event recorder, the store a run uses, consolidation.
 
 - `EventRecorder` is a tick observer that writes the short-term event log
-  (`tether.blackboard.events`): an event each time a leaf finishes (SUCCESS/FAILURE after running, or a
-  changed result of an instant leaf), with the error code it wrote; a composite finishing is a
+  (`tether.blackboard.events`): an event each time a leaf finishes (SUCCESS/FAILURE after running,
+  or a changed result of an instant leaf), with the error code it wrote; a composite finishing is a
   sub-task boundary, and a `check` whose result changed is a scene-change boundary.
 - `open_store(spec)` is what `tether run --memory` takes: `none` (memory disabled), `fresh` (an
   empty store in the run directory) or a path (a named store, created when missing).
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import py_trees
 
-from tether.memory.consolidation import ConsolidationReport, EpisodeRecord, consolidate
-from tether.memory.diagnosis import Diagnoser, diagnose
 from tether.blackboard.episode import storage
 from tether.blackboard.events import Event, event_log
+from tether.memory.consolidation import ConsolidationReport, EpisodeRecord, consolidate
+from tether.memory.diagnosis import Diagnoser, diagnose
 from tether.memory.retrieval import ADVICE_KEY, memory_params
 from tether.memory.store import ExperienceStore
 from tether.scenes.robot import Robot
