@@ -106,8 +106,8 @@ def test_no_generic_top_level_import_names():
     assert not offenders, offenders
 
 
-def test_the_layout_doc_lists_the_layers_in_this_order():
-    doc = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+def test_the_readme_layout_table_lists_the_layers_in_this_order():
+    doc = (ROOT / "README.md").read_text(encoding="utf-8")
     rows = [line.split("|")[1].strip().strip("`") for line in doc.splitlines()
             if line.startswith("| `tether")]
     assert rows == [f"tether.{name}" for name in LAYERS]

@@ -22,7 +22,6 @@ from tether.errors import TetherError
 from tether.models.planners import BackendConfig
 from tether.registry import Registry
 
-CHAT_BACKENDS = ("openai", "transformers")
 VERIFIER_TOKENS = 16  # a yes or a no
 DIAGNOSER_TOKENS = 256  # a cause and a remedy
 
@@ -43,10 +42,10 @@ DIAGNOSERS: Registry[Factory] = Registry("diagnoser")
 
 
 def _chat(config: ServicesConfig, option: str, max_tokens: int):
-    from tether.models.planners import get_backend
+    from tether.models.planners import BACKENDS, get_backend
 
-    if config.backend not in CHAT_BACKENDS:
-        raise TetherError(f"{option} needs a chat backend ({', '.join(CHAT_BACKENDS)}) to ask; "
+    if config.backend not in BACKENDS:
+        raise TetherError(f"{option} needs a chat backend ({', '.join(BACKENDS)}) to ask; "
                           f"'{config.backend}' is not one (give --verifier-backend)")
     return get_backend(config.backend, replace(config.chat, max_tokens=max_tokens))
 
