@@ -73,3 +73,18 @@ def test_run_exits_130_on_ctrl_c_and_the_trace_says_why_it_ended(tmp_path):
     (run_dir,) = (tmp_path / "runs").iterdir()
     end = json.loads((run_dir / "trace.jsonl").read_text().splitlines()[-1])
     assert end["k"] == "end" and end["aborted"].startswith("KeyboardInterrupt")
+
+
+def test_run_exits_2_with_one_located_line_for_an_error_raised_while_ticking(tmp_path):
+    """A tree that reads a blackboard key nobody wrote is a tree error (2), not a failed task (1):
+    one line naming the node's path and its file:line, and the trace ends aborted with it."""
+    tree = tmp_path / "nobody.yaml"
+    tree.write_text("tree: nobody\nroot:\n  sequence:\n    - wait: {steps: 2}\n"
+                    "    - move_to: {target: {object: '${/user/nobody}'}}\n")
+    done = tether_run(tmp_path / "runs", str(tree), "--task", TASK)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == (f"error: {tree}:5: in 'sequence/move_to ${{/user/nobody}}': "
+                           "blackboard key '/user/nobody' has not been written\n")
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    end = json.loads((run_dir / "trace.jsonl").read_text().splitlines()[-1])
+    assert end["aborted"] == "TickError: " + done.stderr.removeprefix("error: ").strip()
