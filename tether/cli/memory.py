@@ -51,11 +51,11 @@ def list_(store: StoreOpt = DEFAULT_STORE,
               help="successes, failures or rules")] = None,
           task: Annotated[str | None, typer.Option(help="Only this task.")] = None) -> None:
     """List the store's entries, oldest first."""
-    s = _open(store)
     table = Table("id", "partition", "task", "n", "conf", "params", "diagnosis")
-    for e in s.all(partition, task):
-        table.add_row(e.id, e.partition, e.task, str(e.count), f"{e.confidence:.2f}",
-                      _short(json.dumps(e.params), 40), _short(e.diagnosis))
+    with _open(store) as s:
+        for e in s.all(partition, task):
+            table.add_row(e.id, e.partition, e.task, str(e.count), f"{e.confidence:.2f}",
+                          _short(json.dumps(e.params), 40), _short(e.diagnosis))
     out.print(table)
 
 
@@ -65,9 +65,10 @@ def search(query: Annotated[str, typer.Argument(help="Text to search for.")],
            k: Annotated[int, typer.Option("-k", min=1, help="Hits per partition.")] = 3,
            threshold: Annotated[float, typer.Option(help="Minimum similarity.")] = -1.0) -> None:
     """Search every partition for QUERY (top k each, by cosine similarity)."""
-    s = _open(store)
+    with _open(store) as s:
+        found = s.search(query, k=k, threshold=threshold)
     table = Table("partition", "similarity", "id", "task", "params", "diagnosis")
-    for partition, hits in s.search(query, k=k, threshold=threshold).items():
+    for partition, hits in found.items():
         for h in hits:
             e = h.experience
             table.add_row(partition, f"{h.similarity:.3f}", e.id, e.task,
@@ -81,7 +82,8 @@ def show(id: Annotated[str, typer.Argument(help="An entry id (a unique prefix wi
     """Show one entry in full, its trace rendered as "At step k, ..." lines."""
     from tether.blackboard.events import Event, render_events
 
-    e = _open(store).find(id)
+    with _open(store) as s:
+        e = s.find(id)
     data = e.to_dict()
     trace = data.pop("trace")
     out.print(json.dumps({**data, "confidence": round(e.confidence, 3)}, indent=2),
@@ -94,21 +96,22 @@ def show(id: Annotated[str, typer.Argument(help="An entry id (a unique prefix wi
 @memory_app.command()
 def stats(store: StoreOpt = DEFAULT_STORE) -> None:
     """Entries per partition, embedder, generation, index and integrity."""
-    s = _open(store)
-    counts = s.counts()
-    out.print(f"store {s.path}: {sum(counts.values())} entries "
-              + ", ".join(f"{n} {p}" for p, n in counts.items()))
-    out.print(f"  embedder {s.embedder_name} ({s.dim}-d), generation {s.generation()}, "
-              f"{s.path.stat().st_size / 1e6:.1f} MB, integrity {s.check()}")
-    out.print(f"  index: {'saved' if s.index_path.is_file() else 'not saved yet'} "
-              f"({s.index_path})")
+    with _open(store) as s:
+        counts = s.counts()
+        out.print(f"store {s.path}: {sum(counts.values())} entries "
+                  + ", ".join(f"{n} {p}" for p, n in counts.items()))
+        out.print(f"  embedder {s.embedder_name} ({s.dim}-d), generation {s.generation()}, "
+                  f"{s.path.stat().st_size / 1e6:.1f} MB, integrity {s.check()}")
+        out.print(f"  index: {'saved' if s.index_path.is_file() else 'not saved yet'} "
+                  f"({s.index_path})")
 
 
 @memory_app.command("export")
 def export(file: Annotated[Path, typer.Argument(help="JSON-lines file to write.")],
            store: StoreOpt = DEFAULT_STORE) -> None:
     """Write every entry as one JSON line."""
-    out.print(f"exported {_open(store).export(file)} entries to {file}")
+    with _open(store) as s:
+        out.print(f"exported {s.export(file)} entries to {file}")
 
 
 @memory_app.command("import")
@@ -118,16 +121,17 @@ def import_(file: Annotated[Path, typer.Argument(help="A file written by `export
                 help="Embedder of a store created by this import (minilm or hashing).")] = "minilm",
             ) -> None:
     """Add the entries of an export file whose ids are new (creating the store if needed)."""
-    added, skipped = _open(store, create_with=embedder).import_(file)
+    with _open(store, create_with=embedder) as s:
+        added, skipped = s.import_(file)
     out.print(f"imported {added} entries into {store} ({skipped} already there)")
 
 
 @memory_app.command("rebuild-index")
 def rebuild_index(store: StoreOpt = DEFAULT_STORE) -> None:
     """Rebuild the faiss index from SQLite and save it next to the store."""
-    s = _open(store)
-    seconds = s.rebuild_index()
-    out.print(f"rebuilt the index of {len(s)} entries in {seconds:.2f} s ({s.index_path})")
+    with _open(store) as s:
+        seconds = s.rebuild_index()
+        out.print(f"rebuilt the index of {len(s)} entries in {seconds:.2f} s ({s.index_path})")
 
 
 def register(app: typer.Typer) -> None:
