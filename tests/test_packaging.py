@@ -141,7 +141,7 @@ def where(installed) -> dict:
     return installed.python(
         "import json, tether; from tether.trees.compiler import LIBRARY; "
         "from tether.bench.suite import SUITES_DIR; from tether.replay.viewer.page import STATIC; "
-        "from tether.models.policy import GRASP_CHECKPOINT; "
+        "from tether.models.policies import GRASP_CHECKPOINT; "
         "print(json.dumps({'tether': tether.__file__, 'library': str(LIBRARY), "
         "'suites': str(SUITES_DIR), 'static': str(STATIC), 'checkpoint': GRASP_CHECKPOINT}))")
 
