@@ -3,7 +3,8 @@
 Each determinism test dirties a kept scene with another episode's steps, reopens it for the
 episode under test, and steps it and a freshly built scene with the same actions: robot state,
 every entity's pose (reported and true), the model's perturbed parameters and the success test
-must be equal, bit for bit, at every step.
+must be equal, bit for bit, at every step. The cache's bookkeeping (size, a failed reset) is
+tested with stand-in scenes.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tether.errors import TetherError
+from tether.scenes import scene_cache
 from tether.scenes.perturbations import build
 from tether.scenes.perturbations.scene import PerturbedScene, model_key, open_scene
 from tether.scenes.scene_cache import SceneCache
@@ -81,6 +84,53 @@ def test_keys_tell_model_changing_perturbations_from_reset_and_run_stage_ones():
         key(("object_replace:category=red_coffee_mug",), 0)
     assert key((), 0) != model_key("libero_goal/open_the_middle_drawer_of_the_cabinet", (), 0)
     assert model_key(TASK, (), 0, cameras=("agentview",)) != key((), 0)
+
+
+class _Scene:
+    """A scene stand-in: records resets, fails the reset to init state 99."""
+
+    def __init__(self, task, perturbations, init_state, seed):
+        self.task, self.resets, self.closed = task, [(init_state, seed)], False
+
+    def reset(self, init_state, seed):
+        if init_state == 99:
+            raise RuntimeError("reset failed")
+        self.resets.append((init_state, seed))
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def fake_scenes(monkeypatch):
+    monkeypatch.setattr(scene_cache, "open_scene", _Scene)
+    monkeypatch.setattr(scene_cache, "model_key", lambda task, p, seed: (task, ""))
+
+
+def test_a_cache_keeps_its_size_closing_the_least_recently_used(fake_scenes):
+    cache = SceneCache(size=2)
+    a = cache.open("a", init_state=0, seed=0)
+    b = cache.open("b", init_state=0, seed=0)
+    assert cache.open("a", init_state=3, seed=4) is a and a.resets == [(0, 0), (3, 4)]
+    c = cache.open("c", init_state=0, seed=0)  # b is the least recently used
+    assert (a.closed, b.closed, c.closed) == (False, True, False)
+    assert (cache.built, cache.reused) == (3, 1)
+    cache.close()
+    assert a.closed and c.closed
+
+
+def test_a_scene_whose_reset_fails_is_closed_and_built_again(fake_scenes):
+    cache = SceneCache()
+    a = cache.open("a", init_state=0, seed=0)
+    with pytest.raises(RuntimeError, match="reset failed"):
+        cache.open("a", init_state=99, seed=0)
+    assert a.closed
+    assert cache.open("a", init_state=1, seed=1) is not a and cache.built == 2
+
+
+def test_a_cache_of_no_scenes_is_an_error():
+    with pytest.raises(TetherError, match="at least 1 scene, not 0"):
+        SceneCache(size=0)
 
 
 @pytest.mark.slow
