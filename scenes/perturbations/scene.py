@@ -88,6 +88,14 @@ class PerturbedScene(LiberoScene):
     def instruction(self) -> str:
         return self.task.language
 
+    def use(self, perturbations: Sequence[Perturbation], seed: int) -> None:
+        """Apply `perturbations` drawn with `seed` from the next reset on. Only for a list whose
+        scene stage gives this scene's problem (`model_key` is the same); the reset and run
+        stages then are what a scene built with them would do."""
+        self.perturbations = tuple(perturbations)
+        self.text_seed = seed
+        self.perturbation_state = {}
+
     def added_objects(self) -> list[str]:
         """Objects the perturbations added to the task (distractors, copies, occluders)."""
         return list(self._added)
@@ -183,6 +191,18 @@ class PerturbedScene(LiberoScene):
             pose = p.perceive(name, pose, rng_for(self.seed, i, p.name,
                                                   f"perceive-{self.init_state}-{name}"))
         return pose
+
+
+def model_key(task: Task | str, perturbations: Sequence[Perturbation] = (), seed: int = 0,
+              **kwargs: Any) -> tuple[str, str]:
+    """What decides the MuJoCo model `open_scene(task, perturbations, seed=seed, **kwargs)`
+    builds: the BDDL file (a perturbed one is named by its content, so it stands for every
+    scene-stage edit) and the env's settings. Two calls with one key build the same model; they
+    differ at most in what a reset sets (init state, seed, reset- and run-stage perturbations)."""
+    base = get_task(task) if isinstance(task, str) else task
+    bddl = perturb_task(base, perturbations, seed)[0].bddl_file if perturbations else \
+        base.bddl_file
+    return str(bddl), repr(sorted(kwargs.items()))
 
 
 def open_scene(task: Task | str, perturbations: Sequence[Perturbation] = (), init_state: int = 0,

@@ -164,3 +164,12 @@ def test_collect_unknown_task_is_a_located_error_and_writes_nothing(tmp_path):
             "'put_the_bowl_on_the_plate'?)") in result.output
     assert "Traceback" not in result.output
     assert not out.exists()  # the same command, corrected, can be rerun
+
+
+def test_collect_from_an_init_state_a_task_lacks_is_a_located_error_and_writes_nothing(tmp_path):
+    out = tmp_path / "grasp"
+    result = tether("collect", TASK, "--episodes", "1", "--first-init-state", "50",
+                    "--out", str(out))
+    assert result.exit_code == 2
+    assert f"error: {TASK} has initial states 0..49, not 50" in result.output
+    assert not out.exists()

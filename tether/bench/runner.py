@@ -4,7 +4,10 @@
 hold (so re-running resumes), `workers` at a time, with a tqdm progress bar and ETA, then writes
 the reports (`tether.bench.report`). Each episode is one `tether.session.run.run` with its seed, its
 perturbations and its arm's tree, params and memory, so its result depends only on (task,
-perturbations, seed, arm); its run directory is moved to `out/episodes/<slug>/`.
+perturbations, seed, arm); its run directory is moved to `out/episodes/<slug>/`. A worker keeps
+its last scene and resets it for its next episode when that gives exactly the episode a fresh
+scene gives (`tether.scenes.scene_cache.SceneCache`: same task and scene-stage perturbations);
+`run_episode(..., reuse=False)` builds every scene afresh.
 
 Episodes run in long-lived spawned worker processes, one episode at a time each. An episode that
 raises is recorded with status `error` and the message; a worker that dies (a segfault in
@@ -28,16 +31,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
 from tether.bench.suite import Episode, Suite
 from tether.errors import TetherError
 
+if TYPE_CHECKING:
+    from tether.scenes.scene_cache import SceneCache
+
 EPISODES_FILE = "episodes.jsonl"
 BACKENDS = ("process", "ray")
 Execute = Callable[[Episode, str], dict[str, Any]]
+_kept: SceneCache | None = None  # this process's scene, kept from one episode to the next
 
 
 def base_row(ep: Episode) -> dict[str, Any]:
@@ -53,8 +60,19 @@ def error_row(ep: Episode, message: str, wall: float) -> dict[str, Any]:
             "trace": None, "wall_seconds": round(wall, 2)}
 
 
-def run_episode(ep: Episode, out: str) -> dict[str, Any]:
-    """Run one episode with `tether.session.run.run` and return its row (the default `execute`)."""
+def kept_scenes() -> SceneCache:
+    """The scene cache of this process (a worker's, or a Ray worker's across its tasks)."""
+    global _kept
+    from tether.scenes.scene_cache import SceneCache
+
+    if _kept is None:
+        _kept = SceneCache(size=1)
+    return _kept
+
+
+def run_episode(ep: Episode, out: str, *, reuse: bool = True) -> dict[str, Any]:
+    """Run one episode with `tether.session.run.run` and return its row (the default `execute`);
+    `reuse` takes the scene from this process's `kept_scenes()`, else builds it afresh."""
     from tether.replay.recorder import FrameSettings
     from tether.session.run import RunConfig, run
     from tether.session.session import SessionConfig
@@ -70,7 +88,7 @@ def run_episode(ep: Episode, out: str) -> dict[str, Any]:
     rec = run(RunConfig(ep.arm.file, SessionConfig(
         task=ep.task, seed=ep.seed, budget=ep.budget, runs=scratch, record=True,
         frames=FrameSettings(), memory=memory, perturb=tuple(ep.perturb)),
-        given=dict(ep.arm.given)))
+        given=dict(ep.arm.given)), scenes=kept_scenes() if reuse else None)
     final = out_dir / "episodes" / ep.slug
     shutil.rmtree(final, ignore_errors=True)
     final.parent.mkdir(parents=True, exist_ok=True)

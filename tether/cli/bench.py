@@ -5,13 +5,16 @@
 
 SUITE is a suite file or the name of a shipped one (tether/bench/suites/: smoke, perturbed,
 long_horizon, learning). The run directory (default runs/bench/SUITE) keeps finished episodes,
-so running again resumes; `--fresh` starts over. Exit codes: 0 done (and the gate holds), 1 the
-gate found a drop (or, with --strict, an episode failed), 2 usage or input errors.
+so running again resumes; `--fresh` starts over. `--no-reuse-scenes` builds every episode's
+scene afresh instead of resetting the worker's last one (the results are the same either way).
+Exit codes: 0 done (and the gate holds), 1 the gate found a drop (or, with --strict, an episode
+failed), 2 usage or input errors.
 """
 
 from __future__ import annotations
 
 import shutil
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -53,6 +56,10 @@ def bench(
         min=1, help="Wall seconds per episode before it is killed (default: the suite's).")
     ] = None,
     fresh: Annotated[bool, typer.Option(help="Delete the run directory first.")] = False,
+    reuse_scenes: Annotated[bool, typer.Option(
+        help="A worker resets its scene for its next episode instead of building it again, "
+             "when that gives the same episode (same task and scene-stage perturbations).")
+    ] = True,
     gate: Annotated[Path | None, typer.Option(
         metavar="BASELINE.json", help="Exit 1 when a cell's success drops below the baseline's "
                                       "by more than --tolerance.")] = None,
@@ -65,6 +72,7 @@ def bench(
     from tether.bench.gate import load_summary
     from tether.bench.report import write_reports
     from tether.bench.runner import bench as run_bench
+    from tether.bench.runner import run_episode
     from tether.bench.suite import load_suite
 
     if target[0] == "compare":
@@ -82,7 +90,7 @@ def bench(
     for why in suite.skipped.values():
         err.print(f"[yellow]{why}[/]", markup=True)
     rows = run_bench(suite, run_dir, workers=workers, backend=backend, address=address,
-                     timeout=timeout)
+                     timeout=timeout, execute=partial(run_episode, reuse=reuse_scenes))
     summary = write_reports(rows, run_dir, suite.name, suite.headline)
     out.print((run_dir / "summary.md").read_text(encoding="utf-8"), markup=False)
     for problem in summary["export_problems"]:

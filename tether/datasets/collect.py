@@ -1,13 +1,14 @@
 """`tether collect`: scripted-expert grasp demonstrations recorded as a LeRobotDataset.
 
-Each episode opens (or resets) a LIBERO scene and runs a two-leaf tree through the tick loop
-(`tether.trees.episode.run_episode`, the command slot, like every other caller): `move_to`
-stages the end effector analytically at a pre-grasp pose above the object's grasp point (with a
-random offset, so the recorded grasps include corrections the learned policy must make from what
-it sees), then the `vla` leaf drives the `ScriptedGrasp` expert until the object is lifted,
-through a `Recording` policy that keeps per step the requested camera images (rendered on
-demand, in LIBERO's image convention), the 8-D state, the 7-D action and the instruction.
-Staging is not recorded and renders nothing. Episodes whose grasp fails are dropped.
+Each episode opens a LIBERO scene (one per task, kept and reset to the next init state through a
+`tether.scenes.scene_cache.SceneCache`: the same episode a fresh scene gives) and runs a two-leaf
+tree through the tick loop (`tether.trees.episode.run_episode`, the command slot, like every other
+caller): `move_to` stages the end effector analytically at a pre-grasp pose above the object's grasp
+point (with a random offset, so the recorded grasps include corrections the learned policy must make
+from what it sees), then the `vla` leaf drives the `ScriptedGrasp` expert until the object is
+lifted, through a `Recording` policy that keeps per step the requested camera images (rendered on
+demand, in LIBERO's image convention), the 8-D state, the 7-D action and the instruction. Staging is
+not recorded and renders nothing. Episodes whose grasp fails are dropped.
 
     collect(["libero_goal/put_the_bowl_on_the_plate"], episodes=40, root=Path("data/grasp"))
 
@@ -160,30 +161,28 @@ def collect(tasks: Sequence[str], *, episodes: int, root: Path, cameras: Sequenc
     if root.exists():
         raise TetherError(f"{root} exists; collect writes a new dataset (choose another --out)")
     for task in tasks:  # before anything is written: a typo must not leave a dataset behind
-        get_task(task)
+        if not 0 <= first_init_state < (n := get_task(task).num_init_states):
+            raise TetherError(f"{task} has initial states 0..{n - 1}, not {first_init_state}")
+    counts = {task: get_task(task).num_init_states for task in tasks}
 
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
-    from tether.scenes.libero_scene import LiberoScene
+    from tether.scenes.scene_cache import SceneCache
 
     start = time.perf_counter()
     dataset = LeRobotDataset.create(repo_id=f"tether/{root.name}", fps=FPS, root=root,
                                     features=features(cameras), robot_type="panda",
                                     use_videos=False)
     rng = np.random.default_rng(seed)
-    scenes: dict[str, LiberoScene] = {}
+    scenes = SceneCache(size=len(tasks))
     done = attempts = frames = 0
     try:
         while done < episodes:
             if attempts >= 2 * episodes + 10:
                 raise TetherError(f"only {done} of {attempts} expert grasps succeeded; giving up")
             task = tasks[attempts % len(tasks)]
-            init_state = first_init_state + attempts // len(tasks)
-            if task not in scenes:
-                scenes[task] = LiberoScene(task, init_state=init_state, seed=seed)
-            else:
-                scenes[task].reset(init_state=init_state % scenes[task].num_init_states)
-            robot = scenes[task]
+            init_state = (first_init_state + attempts // len(tasks)) % counts[task]
+            robot = scenes.open(task, init_state=init_state, seed=seed)
             obj = robot.resolve(robot.goal()[0][1])
             attempts += 1
             got = record_episode(robot, obj, cameras, instruction_for(obj), stage_config, rng)
@@ -196,8 +195,7 @@ def collect(tasks: Sequence[str], *, episodes: int, root: Path, cameras: Sequenc
                 progress(done, attempts)
     finally:
         dataset.finalize()
-        for scene in scenes.values():
-            scene.close()
+        scenes.close()
         if done == 0:
             shutil.rmtree(root, ignore_errors=True)
     report = CollectReport(str(root), done, frames, attempts,

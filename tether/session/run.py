@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.behaviours.services import NO_SERVICES, Services
 from tether.session.session import Display, RunRecord, Session, SessionConfig
 from tether.trees.compiler import compile_tree, goal_bindings, read_tree_file
+
+if TYPE_CHECKING:
+    from tether.scenes.scene_cache import SceneCache
 
 
 @dataclass
@@ -33,11 +36,12 @@ class RunConfig:
 
 
 def run(config: RunConfig, *, services: Services = NO_SERVICES,
-        display: Display | None = None) -> RunRecord:
+        display: Display | None = None, scenes: SceneCache | None = None) -> RunRecord:
     """Run `config.tree` once; `services` go to the nodes (and the diagnoser to consolidation),
-    `display(root, robot)` may return a context-managed observer."""
+    `display(root, robot)` may return a context-managed observer, `scenes` lends the scene
+    (`Session`)."""
     session = Session(config.session, name=config.tree.stem, services=services,
-                      display=display)
+                      display=display, scenes=scenes)
     tf = read_tree_file(config.tree)  # fail fast on a malformed tree, before the scene loads
     with session:
         params = {**goal_bindings(tf, session.scene.goal()), **config.given}

@@ -15,6 +15,9 @@ with the event recorder, the trace recorder (unless `record` is off) and an opti
 observers, consolidates it into the store, and writes the run directory: `result.json`,
 `tree.txt` and the trace (docs/trace.md). `tether run` (`tether.session.run`) and `tether do`
 (`tether.planning.do`) are both a session.
+
+Given a `SceneCache` (`scenes`), a session takes its scene from it (a kept scene reset to this
+episode when that gives the same episode, `tether.scenes.scene_cache`) and leaves it open there.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import py_trees
 
@@ -38,6 +41,9 @@ from tether.scenes.catalogue import get_task
 from tether.session.memory import FRESH, STORE_NAME, EventRecorder, open_store, remember_episode
 from tether.trees.compiler import CompiledTree
 from tether.trees.episode import EpisodeResult, Tick, run_episode
+
+if TYPE_CHECKING:
+    from tether.scenes.scene_cache import SceneCache
 
 DEFAULT_BUDGET = 1000
 # Both cameras at 128 px every 20 ticks (1 s simulated) and at every event: a frame costs
@@ -101,11 +107,13 @@ def run_dir_for(runs: Path, name: str, task: str, seed: int) -> Path:
 class Session:
     """One episode of `config.task` (see the module docstring); `name` starts the run
     directory's name; `services` go to every node's `setup` and the diagnoser to
-    consolidation; `display(root, robot)` may return a context-managed observer."""
+    consolidation; `display(root, robot)` may return a context-managed observer; `scenes`
+    (None: a scene of its own, closed at the end) lends the scene and keeps it."""
 
     def __init__(self, config: SessionConfig, *, name: str, services: Services = NO_SERVICES,
-                 display: Display | None = None):
+                 display: Display | None = None, scenes: SceneCache | None = None):
         self.config, self.name, self.services, self.display = config, name, services, display
+        self.scenes = scenes
         self.entry = get_task(config.task)
         self.scene: Any = None
         self.perturbations: list = []
@@ -122,8 +130,9 @@ class Session:
         if not 0 <= index < INIT_STATES:
             raise TetherError(f"--init-state must be in 0..{INIT_STATES - 1}, got {index}")
         self.wall = time.perf_counter()
-        self.scene = open_scene(self.entry, self.perturbations, init_state=index,
-                                seed=self.config.seed)
+        opener = open_scene if self.scenes is None else self.scenes.open
+        self.scene = opener(self.entry, self.perturbations, init_state=index,
+                            seed=self.config.seed)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -131,7 +140,8 @@ class Session:
             if self._store is not None:
                 self._store.close()
         finally:
-            self.scene.close()
+            if self.scenes is None:
+                self.scene.close()
 
     @property
     def instruction(self) -> str:
