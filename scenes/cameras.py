@@ -2,17 +2,26 @@
 
 Rendering a camera costs tens of milliseconds per frame on a CPU (more under load), far more
 than a control step, so scenes do not render every step: `Cameras.render` draws one frame of a
-named camera when asked (the trace recorder asks every N ticks and at events). Frames are upright
-RGB arrays (h, w, 3, uint8), unlike robosuite's observations, which are upside down.
+named camera when asked. Frames are upright RGB arrays (h, w, 3, uint8), unlike robosuite's
+observations, which are upside down.
+
+Rendering is two steps: `capture` reads the sim state into a visual scene (`mujoco.MjvScene`:
+every geom's pose and colour; tens of microseconds), `draw` rasterises it (the whole cost). A
+`View` is a capture that can be drawn later, on another thread, with that thread's own `Cameras`
+(a GL context belongs to the thread that made it): the trace recorder captures at the tick and
+draws on its writer thread. A robot whose frames are images already gives a `Still`.
 
     cameras = Cameras()
-    image = cameras.render(model, data, "agentview", (128, 128))
+    image = cameras.render(model, data, "agentview", (128, 128))    # capture + draw, here
+    view = View(model, cameras.capture(model, data, "agentview"), (128, 128), cameras)
+    image = view.draw(painter)        # later, on the thread that owns the Cameras `painter`
     cameras.close()
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -20,6 +29,9 @@ from tether.errors import TetherError, did_you_mean
 
 if TYPE_CHECKING:
     import mujoco
+
+
+MAX_GEOMS = 10_000  # of a visual scene (mujoco.Renderer's default)
 
 
 def offscreen_renderer(model: mujoco.MjModel, size: tuple[int, int]) -> mujoco.Renderer:
@@ -33,6 +45,39 @@ def offscreen_renderer(model: mujoco.MjModel, size: tuple[int, int]) -> mujoco.R
                           "set MUJOCO_GL=egl (or osmesa)") from None
 
 
+class Rasteriser:
+    """An offscreen GL context and MuJoCo render context of one size, for the thread that made
+    it: `draw(scene)` rasterises a captured visual scene into an upright RGB frame (what
+    `mujoco.Renderer.render` does after `update_scene`)."""
+
+    def __init__(self, model: mujoco.MjModel, size: tuple[int, int]):
+        import mujoco
+
+        self.size = size
+        self.rect = mujoco.MjrRect(0, 0, size[1], size[0])
+        try:
+            self.gl = mujoco.GLContext(size[1], size[0])
+            self.gl.make_current()
+            self.context = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150.value)
+        except (mujoco.FatalError, RuntimeError, ImportError) as exc:
+            raise TetherError(f"cannot render camera frames ({exc}); without a display, "
+                              "set MUJOCO_GL=egl (or osmesa)") from None
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self.context)
+
+    def draw(self, scene: mujoco.MjvScene) -> np.ndarray:
+        import mujoco
+
+        self.gl.make_current()
+        out = np.empty((*self.size, 3), dtype=np.uint8)
+        mujoco.mjr_render(self.rect, scene, self.context)
+        mujoco.mjr_readPixels(out, None, self.rect, self.context)
+        return np.flipud(out).copy()
+
+    def close(self) -> None:
+        self.context.free()
+        self.gl.free()
+
+
 def visual_only() -> mujoco.MjvOption:
     """Render options that hide robosuite's collision geoms (geom group 0), as robosuite's own
     cameras do: drawn, they cover the robot and fixtures in flat colours."""
@@ -44,30 +89,95 @@ def visual_only() -> mujoco.MjvOption:
 
 
 class Cameras:
-    """One `mujoco.Renderer` per image size, rebuilt when the model is (a hard reset)."""
+    """Captures of a model's cameras (with a pool of visual scenes to capture into) and one
+    `Rasteriser` per image size, rebuilt when the model is (a hard reset); `draw` and `close`
+    belong to one thread."""
 
     def __init__(self) -> None:
         self._model: mujoco.MjModel | None = None
-        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        self._rasterisers: dict[tuple[int, int], Rasteriser] = {}
+        self._free: list[mujoco.MjvScene] = []  # visual scenes drawn and handed back
 
-    def render(self, model: mujoco.MjModel, data: mujoco.MjData, camera: str,
-               size: tuple[int, int]) -> np.ndarray:
+    def capture(self, model: mujoco.MjModel, data: mujoco.MjData,
+                camera: str) -> mujoco.MjvScene:
+        """The visual scene `camera` sees in `data` now (hand it back with `release`)."""
+        import mujoco
+
+        camera_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA.value, camera)
+        if camera_id == -1:
+            names = [model.camera(i).name for i in range(model.ncam)]
+            raise TetherError(f"no camera '{camera}'{did_you_mean(camera, names)}; this scene "
+                              f"has {', '.join(names)}")
+        view = mujoco.MjvCamera()
+        view.type, view.fixedcamid = mujoco.mjtCamera.mjCAMERA_FIXED, camera_id
+        try:
+            scene = self._free.pop()
+        except IndexError:
+            scene = mujoco.MjvScene(model=model, maxgeom=MAX_GEOMS)
+        mujoco.mjv_updateScene(model, data, visual_only(), None, view,
+                               mujoco.mjtCatBit.mjCAT_ALL.value, scene)
+        return scene
+
+    def release(self, model: mujoco.MjModel, scene: mujoco.MjvScene) -> None:
+        """Take back a drawn visual scene for the next capture (of the same model)."""
+        if model is self._model or self._model is None:
+            self._free.append(scene)
+
+    def draw(self, model: mujoco.MjModel, scene: mujoco.MjvScene,
+             size: tuple[int, int]) -> np.ndarray:
+        """Rasterise a visual scene of `model` at `size` (h, w), on this thread."""
         if model is not self._model:
             self.close()
             self._model = model
-        if size not in self._renderers:
-            self._renderers[size] = offscreen_renderer(model, size)
-        renderer = self._renderers[size]
-        try:
-            renderer.update_scene(data, camera=camera, scene_option=visual_only())
-        except ValueError:
-            names = [model.camera(i).name for i in range(model.ncam)]
-            raise TetherError(f"no camera '{camera}'{did_you_mean(camera, names)}; this scene "
-                              f"has {', '.join(names)}") from None
-        return renderer.render().copy()
+        if size not in self._rasterisers:
+            self._rasterisers[size] = Rasteriser(model, size)
+        return self._rasterisers[size].draw(scene)
+
+    def render(self, model: mujoco.MjModel, data: mujoco.MjData, camera: str,
+               size: tuple[int, int]) -> np.ndarray:
+        """Capture and draw `camera` now."""
+        scene = self.capture(model, data, camera)
+        image = self.draw(model, scene, size)
+        self.release(model, scene)
+        return image
 
     def close(self) -> None:
-        for renderer in self._renderers.values():
-            renderer.close()
-        self._renderers.clear()
+        for rasteriser in self._rasterisers.values():
+            rasteriser.close()
+        self._rasterisers.clear()
+        self._free.clear()
         self._model = None
+
+
+class Capture(Protocol):
+    """A camera's frame taken at one step, drawn (maybe later, on another thread) by `draw`."""
+
+    def draw(self, cameras: Cameras) -> np.ndarray:
+        """The frame, drawn with `cameras` (owned by the calling thread)."""
+
+
+@dataclass(frozen=True)
+class Still:
+    """A frame already rendered when it was taken."""
+
+    image: np.ndarray
+
+    def draw(self, cameras: Cameras) -> np.ndarray:
+        return self.image
+
+
+@dataclass(frozen=True)
+class View:
+    """A MuJoCo camera's visual scene captured at one step by `source`, drawn at `size`; the
+    scene goes back to `source`'s pool once drawn."""
+
+    model: mujoco.MjModel
+    scene: mujoco.MjvScene
+    size: tuple[int, int]
+    source: Cameras
+
+    def draw(self, cameras: Cameras) -> np.ndarray:
+        try:
+            return cameras.draw(self.model, self.scene, self.size)
+        finally:
+            self.source.release(self.model, self.scene)

@@ -41,7 +41,7 @@ import numpy as np
 
 from tether.errors import TetherError, did_you_mean
 from tether.scenes.aliases import resolve as resolve_alias
-from tether.scenes.cameras import Cameras
+from tether.scenes.cameras import Cameras, View
 from tether.scenes.catalogue import Task, get_task
 from tether.scenes.extents import BodyExtents
 from tether.scenes.grasps import axis_of
@@ -306,6 +306,11 @@ class LiberoScene(Robot):
         """An upright frame of `camera` ('agentview', 'robot0_eye_in_hand') rendered now, whether
         or not the scene was built with `cameras` (those render every step)."""
         return self._frames.render(self._env.env.sim.model._model, self._data, camera, size)
+
+    def capture(self, camera: str, size: tuple[int, int] = (128, 128)) -> View:
+        """`camera`'s visual scene now, drawn later (see `Robot.capture`)."""
+        model = self._env.env.sim.model._model
+        return View(model, self._frames.capture(model, self._data, camera), size, self._frames)
 
     # --- acting ----------------------------------------------------------------------------
     def _apply(self, action: np.ndarray) -> None:

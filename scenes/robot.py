@@ -21,6 +21,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError
+from tether.scenes.cameras import Capture, Still
 
 OPEN, CLOSE = -1.0, 1.0
 
@@ -154,6 +155,13 @@ class Robot(abc.ABC):
         """An upright RGB frame (h, w, 3, uint8) from a named camera, rendered now; None when the
         scene has no cameras. Rendering costs far more than a step: callers choose when."""
         return None
+
+    def capture(self, camera: str, size: tuple[int, int]) -> Capture | None:
+        """What `camera` sees now, as a frame drawn when asked, maybe on another thread
+        (`tether.scenes.cameras`); None when the scene has no cameras. A robot rendering here
+        gives a `Still`; a MuJoCo scene captures its visual scene and defers the drawing."""
+        image = self.render(camera, size)
+        return None if image is None else Still(image)
 
     # --- acting ------------------------------------------------------------------------
     @property

@@ -145,3 +145,20 @@ def test_a_failed_write_inside_a_transaction_is_undone_alone(store):
     assert [e.id for e in store.all()] == [first.id, last.id]
     assert sorted(h.experience.id for h in store.search("first", k=5)[FAILURES]) == sorted(
         [first.id, last.id])
+
+
+def test_a_row_is_stored_pending_and_embedded_once_before_the_next_search(store, tmp_path):
+    a = store.add(exp(instruction="bowl on the plate"))
+    b = store.add(exp(instruction="bowl in the basket"), store.embed(["x"])[0])
+    vectors = dict(store.conn.execute("SELECT id, length(vector) FROM experiences").fetchall())
+    assert vectors == {a.id: 0, b.id: store.dim * 4}
+    other = ExperienceStore(tmp_path / "m.db")  # another process's connection
+    assert [h.experience.id for h in other.search(a.key, k=1)[FAILURES]] == [a.id]
+    assert other.embed_pending() == 0 and store.embed_pending() == 0
+    assert np.array_equal(store.vectors([a.id])[0], store.embed([a.key])[0])
+    c = store.add(exp(instruction="bowl in the drawer"))
+    store.rebuild_index()  # `tether memory rebuild-index` embeds what is pending
+    assert store.conn.execute("SELECT length(vector) FROM experiences WHERE id = ?",
+                              (c.id,)).fetchone()[0] == store.dim * 4
+    assert sorted(store.indexes[FAILURES].ids()) == [1, 2, 3]
+    other.close()

@@ -8,16 +8,19 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import py_trees
 
+from tests.replay import recorded
 from tests.replay.recorded import PICK_PLACE, record_pick_place, statuses_at
 from tests.trees import harness
 from tests.trees.harness import BOWL, compile_node, move_box, scene
 from tether.blackboard import trace_events
+from tether.errors import TetherError
 from tether.replay import recorder as recorder_module
 from tether.replay.recorder import FrameSettings, Recorder
 from tether.replay.trace import TRACE_NAME, jsonable, parse_lines, read_trace
@@ -169,3 +172,63 @@ def test_a_run_killed_with_sigkill_is_readable_up_to_its_last_tick(tmp_path):
     assert len(ticks) >= 50 and records[-1]["k"] == "tick"
     assert [r["t"] for r in ticks] == list(range(1, len(ticks) + 1))
     assert all((run_dir / f).is_file() for r in ticks for f in r.get("frames", {}).values())
+
+
+class Drawn:
+    """A capture that notes the thread drawing it, or fails like a machine without GL."""
+
+    def __init__(self, image: np.ndarray, threads: list[str], fail: bool):
+        self.image, self.threads, self.fail = image, threads, fail
+
+    def draw(self, cameras) -> np.ndarray:
+        self.threads.append(threading.current_thread().name)
+        if self.fail:
+            raise TetherError("cannot render camera frames (no EGL)")
+        return self.image
+
+
+def record_with_captures(tmp_path, monkeypatch, *, fail: bool) -> tuple[Path, list[str]]:
+    threads: list[str] = []
+    capture = recorded.SlipperyScene.capture
+
+    def deferred(self, camera, size):
+        return Drawn(capture(self, camera, size).image, threads, fail)
+
+    monkeypatch.setattr(recorded.SlipperyScene, "capture", deferred)
+    run_dir, _ = record_pick_place(tmp_path / "run", frame_every=5)
+    return run_dir, threads
+
+
+def test_frames_are_drawn_on_the_writer_thread_before_the_record_naming_them(tmp_path,
+                                                                           monkeypatch):
+    run_dir, threads = record_with_captures(tmp_path, monkeypatch, fail=False)
+    records = read_trace(run_dir)
+    named = [f for r in records if r["k"] == "tick" for f in r.get("frames", {}).values()]
+    assert named and set(threads) == {"trace-writer"} and len(threads) == len(named)
+    assert all((run_dir / f).is_file() for f in named)
+    assert sorted(p.name for p in (run_dir / "frames").iterdir()) == sorted(
+        Path(f).name for f in named)
+    assert records[-1]["k"] == "end" and not any(
+        t.name == "trace-writer" for t in threading.enumerate())  # finish closed the writer
+
+
+def test_frames_that_cannot_be_drawn_stop_with_frames_off_and_are_never_named(tmp_path,
+                                                                            monkeypatch):
+    run_dir, threads = record_with_captures(tmp_path, monkeypatch, fail=True)
+    records = read_trace(run_dir)
+    ticks = [r for r in records if r["k"] == "tick"]
+    assert threads == ["trace-writer"]  # the first failure stops the drawing
+    assert not any("frames" in r for r in ticks) and not any((run_dir / "frames").iterdir())
+    off = [e for r in ticks for e in r.get("events", []) if e["kind"] == "frames_off"]
+    assert off == [{"kind": "frames_off", "node": "recorder",
+                    "reason": "cannot render camera frames (no EGL)"}]
+    assert records[-1]["k"] == "end"
+
+
+def test_an_aborted_episode_closes_the_writer_with_its_end_record(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, "wait: 3", robot)
+    recorder = Recorder(tmp_path / "run", root, robot)
+    recorder.finish(aborted="KeyboardInterrupt: ")
+    assert not recorder.writer.thread.is_alive()
+    assert read_trace(tmp_path / "run")[-1] == {"k": "end", "aborted": "KeyboardInterrupt: "}

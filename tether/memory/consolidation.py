@@ -17,14 +17,25 @@
 
 Steps 2 to 5 are one transaction (`ExperienceStore.transaction`): two runs consolidating into
 one store at once take turns, so the second finds and merges what the first stored, and a run
-killed half-way leaves none of its writes. The diagnosis (maybe a language model's) and the
-embedding are done before it, so the store is not locked while they run.
+killed half-way leaves none of its writes. The diagnosis (maybe a language model's) is done
+before it, so the store is not locked while it runs.
+
+Similarity is only computed where a decision depends on it. The candidates of steps 2 and 5 are
+read by task from SQLite (step 2: same partition, error codes and parameters; step 5: failures
+with other parameters, not yet corrected); an entry whose key text is the episode's own has
+similarity 1, and only a candidate with another key text (another phrasing, other objects) makes
+consolidation embed the episode's key (`EpisodeKey`) and compare it with the candidate's stored
+vector. So an episode of a task seen before with the same instruction and objects, or of a new
+task, is stored without loading the embedder; its row is pending (`tether.memory.store`) and is
+embedded before the next search.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from tether.blackboard.events import Event
 from tether.errors import TetherError
@@ -68,6 +79,34 @@ def _describe(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items())) or "the defaults"
 
 
+class EpisodeKey:
+    """The episode's key text and, once a comparison needed it, its embedding."""
+
+    def __init__(self, store: ExperienceStore, text: str):
+        self.store, self.text = store, text
+        self.vector: np.ndarray | None = None
+
+    def similarities(self, others: list[Experience]) -> list[float]:
+        """Cosine similarity of this key to each experience's key: 1 for the same text, else
+        the embeddings' (the key is embedded on first need)."""
+        sims = [1.0 if e.key == self.text else None for e in others]
+        differ = [e.id for e, s in zip(others, sims, strict=True) if s is None]
+        if differ:
+            if self.vector is None:
+                self.vector = self.store.embed([self.text])[0]
+            found = iter(self.store.vectors(differ) @ self.vector)
+            sims = [float(next(found)) if s is None else s for s in sims]
+        return sims
+
+
+def _most_similar(key: EpisodeKey, candidates: list[Experience],
+                  threshold: float) -> list[Experience]:
+    """`candidates` with similarity >= `threshold`, most similar first (oldest first on ties)."""
+    sims = key.similarities(candidates)
+    ranked = sorted(range(len(candidates)), key=lambda i: -sims[i])
+    return [candidates[i] for i in ranked if sims[i] >= threshold]
+
+
 def consolidate(store: ExperienceStore, episode: EpisodeRecord, *,
                 merge_threshold: float = 0.97, correct_threshold: float = 0.9,
                 diagnoser: Diagnoser = diagnose) -> ConsolidationReport:
@@ -88,9 +127,9 @@ def consolidate(store: ExperienceStore, episode: EpisodeRecord, *,
                   "bindings": {k: str(v) for k, v in episode.bindings.items()},
                   "advice": episode.advice, "runs": [episode.run_id]},
         run_id=episode.run_id)
-    vector = store.embed([exp.key])[0]
+    key = EpisodeKey(store, exp.key)
     with store.transaction():
-        report = _store_or_merge(store, exp, vector, merge_threshold, d.cause)
+        report = _store_or_merge(store, exp, key, merge_threshold, d.cause)
         for source in sorted({a["source"] for a in episode.advice.values()} - {"default"}):
             _, id = source.split(":", 1)
             try:
@@ -99,25 +138,24 @@ def consolidate(store: ExperienceStore, episode: EpisodeRecord, *,
                 continue
             report.evidence.append(id)
         if d.remedy:
-            report.rule = _add_rule(store, episode, d, vector)
+            report.rule = _add_rule(store, episode, d, key)
         if episode.success:
-            report.corrected = _correct(store, exp, vector, correct_threshold)
+            report.corrected = _correct(store, exp, key, correct_threshold)
     return report
 
 
-def _store_or_merge(store: ExperienceStore, exp: Experience, vector, threshold: float,
+def _store_or_merge(store: ExperienceStore, exp: Experience, key: EpisodeKey, threshold: float,
                     cause: str) -> ConsolidationReport:
-    hits = store.search(vector, k=5, partitions=(exp.partition,), threshold=threshold)
-    for hit in hits[exp.partition]:
-        old = hit.experience
-        if (old.task, old.error_codes) == (exp.task, exp.error_codes) and old.params == exp.params:
-            def merge(e: Experience) -> None:
-                e.count += 1
-                e.metadata.setdefault("runs", []).append(exp.run_id)
+    same = [old for old in store.all(exp.partition, task=exp.task)
+            if old.error_codes == exp.error_codes and old.params == exp.params]
+    for old in _most_similar(key, same, threshold)[:1]:
+        def merge(e: Experience) -> None:
+            e.count += 1
+            e.metadata.setdefault("runs", []).append(exp.run_id)
 
-            store.modify(old.id, merge)
-            return ConsolidationReport(old.id, exp.partition, True, cause)
-    store.add(exp, vector)
+        store.modify(old.id, merge)
+        return ConsolidationReport(old.id, exp.partition, True, cause)
+    store.add(exp, key.vector)
     return ConsolidationReport(exp.id, exp.partition, False, cause)
 
 
@@ -128,7 +166,7 @@ def _evidence(e: Experience, success: bool) -> None:
         e.against += 1
 
 
-def _add_rule(store: ExperienceStore, episode: EpisodeRecord, d, vector) -> str:
+def _add_rule(store: ExperienceStore, episode: EpisodeRecord, d, key: EpisodeKey) -> str:
     for old in store.all(RULES, task=episode.task):
         if old.params == d.remedy and old.error_codes == [d.error]:
             store.modify(old.id, lambda e: setattr(e, "count", e.count + 1))
@@ -140,18 +178,16 @@ def _add_rule(store: ExperienceStore, episode: EpisodeRecord, d, vector) -> str:
                       error_codes=[d.error] if d.error else [], params=dict(d.remedy),
                       metadata={"from_params": dict(episode.params), "node": d.node,
                                 "runs": [episode.run_id]}, run_id=episode.run_id)
-    store.add(rule, vector)
+    store.add(rule, key.vector)  # the rule's key is the episode's
     return rule.id
 
 
-def _correct(store: ExperienceStore, success: Experience, vector, threshold: float) -> list[str]:
-    hits = store.search(vector, k=20, partitions=(FAILURES,), threshold=threshold)
+def _correct(store: ExperienceStore, success: Experience, key: EpisodeKey,
+             threshold: float) -> list[str]:
+    failed = [old for old in store.all(FAILURES, task=success.task)
+              if old.params != success.params and not old.metadata.get("corrected_by")]
     corrected = []
-    for hit in hits[FAILURES]:
-        old = hit.experience
-        if old.task != success.task or old.params == success.params or \
-                old.metadata.get("corrected_by"):
-            continue
+    for old in _most_similar(key, failed, threshold):
         note = (f" Corrected by run {success.run_id or success.id}: "
                 f"{_describe(success.params)} succeeded where {_describe(old.params)} failed.")
 

@@ -1,13 +1,19 @@
 """The long-term experience store: SQLite (WAL) is the truth, faiss the rebuildable index.
 
     store = ExperienceStore("runs/memory.db")            # created on first use (embedder: minilm)
-    store.add(experience)                                # one atomic transaction
+    store.add(experience)                                # one atomic transaction, no embedding
     hits = store.search("put the bowl on the plate Objects: ...", k=3, partitions=(FAILURES,))
 
 Every write is one `BEGIN IMMEDIATE` transaction that also bumps a `generation` counter, so any
 number of processes may write at once (SQLite serialises them; `busy_timeout` waits instead of
 failing) and a process killed mid-write leaves the last committed state (WAL rollback). Each
 experience row holds its JSON record and the float32 embedding of its key text.
+
+Embedding is deferred: a write never needs the embedder (loading MiniLM costs seconds), so
+`add` stores a row without its vector (an empty blob: *pending*) unless the caller passes one.
+The row is the truth at once; its vector is computed, for every pending row in one batch, before
+the next search (by any process) or by `rebuild_index` (`tether memory rebuild-index`), and
+written back in its own transaction. Only what searches loads the embedder.
 
 A read-then-write (search for a near-duplicate, then merge into it or add) is one transaction
 too: `with store.transaction():` holds the write lock from before the read, and every write and
@@ -62,7 +68,9 @@ CREATE TABLE IF NOT EXISTS experiences (
 );
 CREATE INDEX IF NOT EXISTS experiences_partition ON experiences (partition);
 CREATE INDEX IF NOT EXISTS experiences_task ON experiences (task);
+CREATE INDEX IF NOT EXISTS experiences_pending ON experiences (seq) WHERE length(vector) = 0;
 """
+PENDING = b""  # the vector of a row not embedded yet
 BUSY_TIMEOUT_MS = 60_000
 
 
@@ -81,7 +89,7 @@ class Change:
     op: str  # "add" or "remove"
     seq: int
     partition: str
-    vector: np.ndarray | None = None
+    vector: np.ndarray | None = None  # None for an added row that is pending
 
 
 class ExperienceStore:
@@ -102,6 +110,7 @@ class ExperienceStore:
         self.index_generation = -1
         self.depth = 0  # transactions open on this connection (1: BEGIN, more: savepoints)
         self.rebuilt_in_transaction = False
+        self.pending = False  # this connection added rows without a vector since it embedded
 
     # --- schema and embedder ----------------------------------------------------------------
     def _init_schema(self) -> None:
@@ -197,42 +206,46 @@ class ExperienceStore:
         """Run `body` in a transaction (or the open one) and apply its changes to the index."""
         with self.transaction():
             changes = body(self.conn)
-            if self.indexes is not None:
-                for change in changes:
-                    index = self.indexes[change.partition]
-                    if change.op == "add":
-                        index.add(np.array([change.seq]), change.vector.reshape(1, -1))
-                    else:
-                        index.remove(np.array([change.seq]))
+            for change in changes:
+                if change.op == "add" and change.vector is None:
+                    self.pending = True
+                elif self.indexes is not None and change.op == "add":
+                    self.indexes[change.partition].add(np.array([change.seq]),
+                                                       change.vector.reshape(1, -1))
+                elif self.indexes is not None:
+                    self.indexes[change.partition].remove(np.array([change.seq]))
 
     # --- writing ------------------------------------------------------------------------------
     def add(self, experience: Experience, vector: np.ndarray | None = None) -> Experience:
-        """Add one experience (embedding its key unless `vector` is given)."""
+        """Add one experience (pending, embedded before the next search, unless `vector` is
+        the embedding of its key)."""
         self.add_many([experience], None if vector is None else vector.reshape(1, -1))
         return experience
 
     def add_many(self, experiences: list[Experience], vectors: np.ndarray | None = None) -> None:
-        """Add experiences in one transaction (all or none)."""
+        """Add experiences in one transaction (all or none); without `vectors`, pending."""
         if not experiences:
             return
         for e in experiences:
             if e.partition not in PARTITIONS:
                 raise TetherError(f"unknown memory partition '{e.partition}' "
                                   f"(one of {', '.join(PARTITIONS)})")
-        if vectors is None:
-            vectors = self.embed([e.key for e in experiences])
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if vectors.shape != (len(experiences), self.dim):
-            raise ValueError(f"expected {len(experiences)} vectors of {self.dim}, "
-                             f"got {vectors.shape}")
+        rows: list[np.ndarray | None] = [None] * len(experiences)
+        if vectors is not None:
+            vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+            if vectors.shape != (len(experiences), self.dim):
+                raise ValueError(f"expected {len(experiences)} vectors of {self.dim}, "
+                                 f"got {vectors.shape}")
+            rows = list(vectors)
 
         def insert(conn: sqlite3.Connection) -> list[Change]:
             changes = []
-            for e, v in zip(experiences, vectors, strict=True):
+            for e, v in zip(experiences, rows, strict=True):
                 cur = conn.execute(
                     "INSERT INTO experiences (id, partition, task, updated, data, vector) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    (e.id, e.partition, e.task, e.updated, json.dumps(e.to_dict()), v.tobytes()))
+                    (e.id, e.partition, e.task, e.updated, json.dumps(e.to_dict()),
+                     PENDING if v is None else v.tobytes()))
                 changes.append(Change("add", int(cur.lastrowid), e.partition, v))
             return changes
 
@@ -319,21 +332,60 @@ class ExperienceStore:
     def __len__(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM experiences").fetchone()[0])
 
+    def vectors(self, ids: list[str]) -> np.ndarray:
+        """The embeddings of the experiences `ids`, one row each (pending rows embedded first)."""
+        with self.lock:
+            self.embed_pending()
+            found = dict(self.conn.execute(
+                f"SELECT id, vector FROM experiences WHERE id IN ({','.join('?' * len(ids))})",
+                ids).fetchall())
+        missing = [id for id in ids if id not in found]
+        if missing:
+            raise TetherError(f"no experience '{missing[0]}' in {self.path}")
+        return np.stack([np.frombuffer(found[id], dtype=np.float32) for id in ids]) if ids \
+            else np.zeros((0, self.dim), np.float32)
+
+    def embed_pending(self) -> int:
+        """Embed every pending row (see the module docstring) in one batch; how many."""
+        with self.lock:
+            rows = self.conn.execute("SELECT seq, partition, data FROM experiences "
+                                     "WHERE length(vector) = 0").fetchall()
+            self.pending = False
+            if not rows:
+                return 0
+            vectors = self.embed([Experience.from_dict(json.loads(d)).key for _, _, d in rows])
+            filled: list[int] = []
+
+            def fill(conn: sqlite3.Connection) -> list[Change]:
+                changes = []
+                for (seq, partition, _), v in zip(rows, vectors, strict=True):
+                    cur = conn.execute("UPDATE experiences SET vector = ? "
+                                       "WHERE seq = ? AND length(vector) = 0", (v.tobytes(), seq))
+                    if cur.rowcount:  # not embedded (or deleted) by another process meanwhile
+                        changes.append(Change("add", seq, partition, v))
+                filled.append(len(changes))
+                return changes
+
+            self.write(fill)
+        return filled[0]
+
     # --- the index ----------------------------------------------------------------------------
     @property
     def index_path(self) -> Path:
         return self.path.with_name(self.path.name + ".index")
 
     def rebuild_index(self, *, save: bool = True) -> float:
-        """Rebuild every partition's index from SQLite (and save it); returns the seconds taken."""
+        """Rebuild every partition's index from SQLite (and save it), embedding the pending rows
+        first; returns the seconds taken."""
         start = time.perf_counter()
         with self.lock:
+            self.embed_pending()
             generation = self.generation()
             indexes = {}
             for partition in PARTITIONS:
                 rows = self.conn.execute(
-                    "SELECT seq, vector FROM experiences WHERE partition = ? ORDER BY seq",
-                    (partition,))
+                    "SELECT seq, vector FROM experiences WHERE partition = ? "
+                    "AND length(vector) > 0 ORDER BY seq", (partition,))
                 ids, blobs = [], []
                 for seq, blob in rows:
                     ids.append(seq)
@@ -370,8 +422,11 @@ class ExperienceStore:
         return True
 
     def ensure_index(self) -> None:
-        """Make the in-memory index match the database (load the saved one, or rebuild)."""
+        """Make the in-memory index match the database, every row embedded (pending rows are
+        embedded, then the index follows, is loaded as saved, or is rebuilt)."""
         with self.lock:
+            if self.pending or self.indexes is None or self.index_generation != self.generation():
+                self.embed_pending()
             generation = self.generation()
             if self.indexes is not None and self.index_generation == generation:
                 return
@@ -399,7 +454,7 @@ class ExperienceStore:
                 for p, hits in found.items()}
 
     def export(self, path: Path | str) -> int:
-        """Write every experience as one JSON line (no vectors: they are re-embedded on import)."""
+        """Write every experience as one JSON line (no vectors: an import embeds them again)."""
         n = 0
         with open(path, "w", encoding="utf-8") as f:
             for e in self.all():
@@ -414,13 +469,10 @@ class ExperienceStore:
             records = [Experience.from_dict(json.loads(line)) for line in lines if line.strip()]
         except (OSError, ValueError, TypeError) as exc:
             raise TetherError(f"cannot import {path}: {exc}") from None
-        known = self.ids()
-        new = [e for e in records if e.id not in known]
-        vectors = self.embed([e.key for e in new]) if new else None  # before taking the lock
         with self.transaction():  # the check for known ids and the adding are one write
             known = self.ids()
-            fresh = [i for i, e in enumerate(new) if e.id not in known]
-            self.add_many([new[i] for i in fresh], None if vectors is None else vectors[fresh])
+            fresh = [e for e in records if e.id not in known]
+            self.add_many(fresh)  # pending: embedded before the next search
         return len(fresh), len(records) - len(fresh)
 
     def check(self) -> str:

@@ -5,15 +5,18 @@ the tree's structure (each node once: id, parent, name, type, class, parameters,
 every tick it writes one `tick` record with only what changed: nodes whose status or feedback
 changed, the nodes visited (when not the same as the tick before), blackboard keys written (as
 `trace.jsonable` values), the robot command, and the events of the tick. Camera frames
-(`FrameSettings`) are saved every `every` ticks and at every tick with an event, before the tick
-record that names them.
+(`FrameSettings`) are taken every `every` ticks and at every tick with an event: captured at the
+tick (`Robot.capture`: a MuJoCo scene's visual scene, read from the sim state then) and drawn,
+encoded and written on the trace writer's thread (`tether.replay.writer`) before the record that
+names them, so the tick loop does not wait for them; `finish` waits for the writer.
 
 Events are derived, not declared: a leaf that starts RUNNING (`start`), a visited leaf that
 finishes (`success` / `failure`), a RUNNING node stopped by its parent (`preempted`, the topmost
 one only), a new entry in /errors/history (`error`), a retry decorator re-running its failed
 child (`retry`), a selector falling back to a later child after an earlier one failed
 (`recovery`), and what leaves `emit` (`tether.blackboard.trace_events`, e.g. `vla_chunk`). When the
-scene cannot render (no display and no EGL), frames stop with a `frames_off` event.
+scene cannot render (no display and no EGL), frames stop with a `frames_off` event (at the
+first tick after the writer found out).
 
     recorder = Recorder(run_dir, root, robot, meta={"task": task},
                         frames=FrameSettings(cameras=("agentview",), every=10))
@@ -35,7 +38,9 @@ import py_trees
 from tether.blackboard import trace_events
 from tether.blackboard.episode import storage
 from tether.errors import TetherError
-from tether.replay.trace import FORMAT, FRAMES_DIR, TRACE_NAME, TraceFile, jsonable
+from tether.replay.trace import FORMAT, FRAMES_DIR, jsonable
+from tether.replay.writer import TraceWriter
+from tether.scenes.cameras import Capture
 from tether.scenes.robot import Robot
 from tether.trees.episode import EpisodeResult, Tick
 
@@ -119,13 +124,13 @@ class Recorder:
         run_dir.mkdir(parents=True, exist_ok=True)
         if frames.cameras:
             (run_dir / FRAMES_DIR).mkdir(exist_ok=True)
-        self.file = TraceFile(run_dir / TRACE_NAME)
-        self.file.write({"k": "header", "format": FORMAT, **(meta or {}),
+        self.writer = TraceWriter(run_dir, quality=frames.quality)
+        self.writer.write({"k": "header", "format": FORMAT, **(meta or {}),
                          "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                          "control_dt": robot.control_dt,
                          "frames": {"cameras": list(frames.cameras), "every": frames.every,
                                     "size": list(frames.size)}})
-        self.file.write({"k": "tree", "nodes": [
+        self.writer.write({"k": "tree", "nodes": [
             {"id": i, "parent": self.parent[i], **describe(n)} for i, n in enumerate(self.nodes)]})
         trace_events.drain()
 
@@ -138,6 +143,9 @@ class Recorder:
 
     # --- every tick ----------------------------------------------------------------------
     def __call__(self, tick: Tick) -> None:
+        if self.writer.frames_off is not None and self.frames.cameras:
+            self.frames = FrameSettings()
+            trace_events.emit("frames_off", "recorder", reason=self.writer.frames_off)
         visited = sorted(self.index[n.id] for n in tick.visited if n.id in self.index)
         changes, before = self._statuses()
         events = self._events(tick, visited, changes, before)
@@ -160,12 +168,13 @@ class Recorder:
             record["cmd"] = {"by": tick.commander, "a": jsonable(np.asarray(tick.action))}
         if events:
             record["events"] = events
+        captures: dict[str, Capture] = {}
         if self.frames.cameras and (events or tick.root in FINISHED or (
                 self.frames.every and (tick.index == 1 or tick.index % self.frames.every == 0))):
-            saved = self._save_frames(tick.index)
-            if saved:
-                record["frames"] = saved
-        self.file.write(record)
+            names, captures = self._capture(tick.index)
+            if names:
+                record["frames"] = names
+        self.writer.write(record, captures)
 
     def _statuses(self) -> tuple[list[int], list[Status]]:
         """Indices of nodes whose status or feedback changed, and the statuses before."""
@@ -235,23 +244,25 @@ class Recorder:
             self.raw.pop(key, None)
         return written, deleted
 
-    def _save_frames(self, index: int) -> dict[str, str]:
-        from PIL import Image
-
-        saved = {}
+    def _capture(self, index: int) -> tuple[dict[str, str], dict[str, Capture]]:
+        """This tick's frames: camera -> file, and file -> capture (for the writer)."""
+        names, captures = {}, {}
         for camera in self.frames.cameras:
+            self.writer.reserve()
             try:
-                image = self.robot.render(camera, self.frames.size)
+                capture = self.robot.capture(camera, self.frames.size)
             except TetherError as exc:  # no frames is better than no run: say so in the trace
+                for _ in range(len(captures) + 1):  # this tick's places come back unused
+                    self.writer.cancel()
                 self.frames = FrameSettings()
                 trace_events.emit("frames_off", "recorder", reason=str(exc))
-                return saved
-            if image is None:
+                return {}, {}
+            if capture is None:
+                self.writer.cancel()
                 continue
-            name = f"{FRAMES_DIR}/t{index:06d}-{camera}.jpg"
-            Image.fromarray(image).save(self.run_dir / name, quality=self.frames.quality)
-            saved[camera] = name
-        return saved
+            names[camera] = f"{FRAMES_DIR}/t{index:06d}-{camera}.jpg"
+            captures[names[camera]] = capture
+        return names, captures
 
     # --- the end -------------------------------------------------------------------------
     def finish(self, result: EpisodeResult | None = None, *, aborted: str | None = None) -> None:
@@ -262,5 +273,7 @@ class Recorder:
                           steps=result.steps, sim_time=result.sim_time, ended_by=result.ended_by)
         if aborted is not None:
             record["aborted"] = aborted
-        self.file.write(record)
-        self.file.close()
+        try:
+            self.writer.write(record)
+        finally:
+            self.writer.close()

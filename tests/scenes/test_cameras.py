@@ -1,0 +1,55 @@
+"""Camera frames: a capture drawn later, on another thread, is the frame rendered at the step it
+was captured (the sim has moved on since), pixel for pixel, and what mujoco.Renderer draws.
+Geoms are in group 1: group 0 is collision geometry, which frames leave out."""
+
+from __future__ import annotations
+
+import threading
+
+import mujoco
+import numpy as np
+
+from tether.scenes.cameras import Cameras, View, visual_only
+
+SCENE = """
+<mujoco>
+  <worldbody>
+    <light pos="0 0 2"/>
+    <geom type="plane" size="1 1 0.1" rgba="0.8 0.8 0.8 1" group="1"/>
+    <body name="box" pos="0 0 0.1">
+      <freejoint/>
+      <geom type="box" size="0.05 0.05 0.05" rgba="0.9 0.2 0.2 1" group="1"/>
+    </body>
+    <camera name="top" pos="0 0 1"/>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_a_capture_drawn_later_on_another_thread_is_the_frame_at_its_step():
+    model = mujoco.MjModel.from_xml_string(SCENE)
+    data = mujoco.MjData(model)
+    data.qpos[:2] = [0.2, 0.1]
+    mujoco.mj_forward(model, data)
+    cameras = Cameras()
+    now = cameras.render(model, data, "top", (64, 48))
+    with mujoco.Renderer(model, 64, 48) as renderer:
+        renderer.update_scene(data, camera="top", scene_option=visual_only())
+        assert np.array_equal(renderer.render(), now)
+    view = View(model, cameras.capture(model, data, "top"), (64, 48), cameras)
+    data.qpos[:2] = [-0.2, -0.1]  # the sim moves on before the frame is drawn
+    mujoco.mj_forward(model, data)
+    drawn = {}
+
+    def writer() -> None:
+        painter = Cameras()
+        drawn["frame"] = view.draw(painter)
+        painter.close()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    thread.join()
+    assert np.array_equal(drawn["frame"], now)
+    assert not np.array_equal(cameras.render(model, data, "top", (64, 48)), now)
+    assert cameras._free == [view.scene]  # drawn, its visual scene is captured into again
+    cameras.close()
