@@ -253,7 +253,7 @@ def test_view_from_the_wheel_serves_the_page_and_vendored_scripts(installed, rec
 def test_grasp_act_loads_from_package_data_and_acts(installed, where):
     out = installed.python(
         "import json, numpy as np; from tether.models.observation import Observation; "
-        "from tether.models.policy import make_policy; "
+        "from tether.models.policies import make_policy; "
         "from tether.scenes.kinematic import KinematicScene; "
         "policy = make_policy('grasp_act', KinematicScene({})); policy.reset(); "
         "images = {c.key: np.zeros((*c.size, 3), np.uint8) for c in policy.cameras}; "

@@ -66,8 +66,9 @@ def test_the_parts_of_an_episode_add_up_to_its_wall_time(prof, tmp_path, monkeyp
     assert [p.calls[n] for n in ("scene build", "compile", "tree setup", "tick loop",
                                  "memory: store open", "memory: consolidation",
                                  "session close")] == [1, 2, 1, 1, 1, 1, 1]
-    assert p.calls["memory: embedder load"] == p.calls["reset"] == p.calls["rendering"] == 0
-    assert p.calls["memory: embedding"] >= 1
+    # the second episode has the first one's key text: merged without embedding anything
+    assert [p.calls[n] for n in ("memory: embedder load", "memory: embedding", "reset",
+                                 "rendering")] == [0, 0, 0, 0]
     assert p.calls["result files"] == 3  # tree.txt rendered and written, result.json written
     assert p.executive == pytest.approx(sum(p.seconds[n] for n in (
         "tree tick", "command slot", "trace recording", "event log", "tick loop")))
