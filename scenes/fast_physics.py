@@ -9,15 +9,20 @@ Two shortcuts, each giving bit-identical simulations (tests/scenes/test_fast_phy
   the kept model, because perturbations edit the model of the scene they run in.
 - `skip_repeated_forward(env)`: each of robosuite's physics substeps runs `sim.forward()`, then
   the controller (`_pre_action`), then `sim.step()`. The OSC controller calls `sim.forward()`
-  again to read the state the first call has just computed; nothing between the two changes
-  the state it reads (positions, velocities, the previous controls), so during `_pre_action` the
-  sim's forward is skipped.
+  again to read the state the first call has just computed, and `mj_step` runs a whole forward
+  once more before it integrates. Nothing but the controls changes in between, and only the
+  actuation and acceleration stages read the controls, so during `_pre_action` the sim's
+  forward is skipped and the step that follows is `mj_step2` (those stages, then the
+  integrator: MuJoCo's `mj_step1` + `mj_step2` is `mj_step`, `mj_step1` being what the first
+  forward computed). Not for RK4, whose `mj_step2` is Euler; `mj_step`'s check for a diverged
+  state (a reset with a warning) is skipped with its forward.
 """
 
 from __future__ import annotations
 
 import copy
 from collections import OrderedDict
+from functools import partial
 from typing import Any
 
 import mujoco
@@ -53,8 +58,15 @@ def _nothing() -> None:
     return None
 
 
+def _second_half(sim: Any) -> None:
+    """This once, `sim.step()` is `mj_step2`: the first forward of the substep did `mj_step1`."""
+    del sim.step
+    mujoco.mj_step2(sim.model._model, sim.data._data)
+
+
 def skip_repeated_forward(env: Any) -> None:
-    """Run `env`'s `_pre_action` (the controllers) without the sim forwards it repeats."""
+    """Run `env`'s `_pre_action` (the controllers) without the sim forwards it repeats, and the
+    step after it without the forward stages that do not read the controls."""
     pre_action = env._pre_action
 
     def _pre_action(action: Any, policy_step: bool = False) -> None:
@@ -64,5 +76,7 @@ def skip_repeated_forward(env: Any) -> None:
             pre_action(action, policy_step)
         finally:
             del sim.forward
+        if sim.model._model.opt.integrator != mujoco.mjtIntegrator.mjINT_RK4:
+            sim.step = partial(_second_half, sim)
 
     env._pre_action = _pre_action

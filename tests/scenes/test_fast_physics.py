@@ -53,8 +53,8 @@ def _states(scene: LiberoScene, actions: np.ndarray) -> list[np.ndarray]:
 @pytest.mark.slow
 def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypatch):
     """The same 20 random actions from a recorded initial state, with the shortcuts (each reset
-    copying the kept model, one forward per substep) and without (robosuite's compile, the
-    controller's forward): same state after every step."""
+    copying the kept model, one forward and `mj_step2` per substep) and without (robosuite's
+    compile, the controller's forward, `mj_step`): same state after every step."""
     from robosuite.utils.binding_utils import MjSim
 
     actions = np.random.default_rng(0).uniform(-1, 1, (20, 7))
@@ -62,10 +62,14 @@ def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypa
     try:
         fast.reset(3, 3)  # the reset's model is a copy of the kept one
         calls = []
-        monkeypatch.setattr(MjSim, "forward", lambda self: calls.append(1) or mujoco.mj_forward(
-            self.model._model, self.data._data))
+        monkeypatch.setattr(MjSim, "forward", lambda self: calls.append("forward") or
+                            mujoco.mj_forward(self.model._model, self.data._data))
+        monkeypatch.setattr(mujoco, "mj_step", lambda m, d: calls.append("step"))
+        monkeypatch.setattr(mujoco, "mj_step2", lambda m, d, step2=mujoco.mj_step2:
+                            calls.append("step2") or step2(m, d))
         fast.step(actions[0])
-        assert len(calls) == 25  # one forward per physics substep, not two
+        # one forward and the second half of a step per physics substep, no second forward
+        assert calls == ["forward", "step2"] * 25
         monkeypatch.undo()
         fast.reset(3, 3)
         with_shortcuts = _states(fast, actions)
