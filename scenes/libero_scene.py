@@ -79,9 +79,11 @@ class LiberoScene(Robot):
         control_freq: int = 20,
     ) -> None:
         super().__init__()
+        from tether.scenes.fast_physics import cache_compiled_models, skip_repeated_forward
         from tether.scenes.libero_setup import import_libero
 
         import_libero()
+        cache_compiled_models()
         from libero.libero.envs.env_wrapper import ControlEnv
 
         self.task = get_task(task) if isinstance(task, str) else task
@@ -111,6 +113,7 @@ class LiberoScene(Robot):
                 f"unknown camera in {list(self.cameras)} ({e}); LIBERO's are 'agentview' and "
                 "'robot0_eye_in_hand'"
             ) from None
+        skip_repeated_forward(self._env.env)
         self._obs: dict[str, Any] = {}
         self._frames = Cameras()
         try:

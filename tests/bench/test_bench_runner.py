@@ -208,3 +208,15 @@ def test_cli_gate_exit_codes_and_compare(tmp_path):
     assert res.exit_code == 0 and "+50.0" in res.output
     res = runner.invoke(app, ["bench", "no_such_suite"])
     assert res.exit_code == 2 and "no suite 'no_such_suite'" in res.output
+
+
+def test_a_process_freezes_its_heap_once(monkeypatch):
+    from tether.bench import runner
+
+    calls = []
+    monkeypatch.setattr(runner, "_frozen", False)
+    monkeypatch.setattr(runner.gc, "collect", lambda: calls.append("collect"))
+    monkeypatch.setattr(runner.gc, "freeze", lambda: calls.append("freeze"))
+    runner._freeze_heap()
+    runner._freeze_heap()
+    assert calls == ["collect", "freeze"]

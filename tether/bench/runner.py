@@ -21,6 +21,7 @@ or a local Ray with `num_cpus=workers`) and gives the same rows.
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -45,6 +46,7 @@ EPISODES_FILE = "episodes.jsonl"
 BACKENDS = ("process", "ray")
 Execute = Callable[[Episode, str], dict[str, Any]]
 _kept: SceneCache | None = None  # this process's scene, kept from one episode to the next
+_frozen = False  # whether this process has frozen its heap (`_freeze_heap`)
 
 
 def base_row(ep: Episode) -> dict[str, Any]:
@@ -68,6 +70,17 @@ def kept_scenes() -> SceneCache:
     if _kept is None:
         _kept = SceneCache(size=1)
     return _kept
+
+
+def _freeze_heap() -> None:
+    """After a process's first episode (its imports, its first scene): collect, then move every
+    object left to the collector's permanent generation, so the collections each later episode
+    triggers (robosuite calls `gc.collect()` at every reset) do not walk them again."""
+    global _frozen
+    if not _frozen:
+        gc.collect()
+        gc.freeze()
+        _frozen = True
 
 
 def run_episode(ep: Episode, out: str, *, reuse: bool = True) -> dict[str, Any]:
@@ -94,6 +107,7 @@ def run_episode(ep: Episode, out: str, *, reuse: bool = True) -> dict[str, Any]:
     final.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(rec.run_dir, final)
     shutil.rmtree(scratch, ignore_errors=True)
+    _freeze_heap()
     r = rec.result
     return {**base_row(ep), "status": "passed" if r.success else "failed",
             "success": r.success, "steps": r.steps, "tree_status": r.tree_status,

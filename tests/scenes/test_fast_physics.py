@@ -1,0 +1,87 @@
+"""`tether.scenes.fast_physics`: a cached compiled model and a skipped repeated forward change no
+number of a simulation, and they do skip the work."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+
+from tether.scenes import fast_physics
+from tether.scenes.libero_scene import LiberoScene
+
+TASK = "libero_goal/put_the_bowl_on_the_plate"
+XML = """<mujoco><worldbody><body><freejoint/><geom size=".1" mass="2"/></body></worldbody>
+</mujoco>"""
+
+
+def _arrays(model: mujoco.MjModel) -> dict[str, np.ndarray]:
+    return {n: getattr(model, n) for n in dir(model)
+            if not n.startswith("_") and isinstance(getattr(model, n), np.ndarray)}
+
+
+def test_a_compiled_model_is_a_fresh_copy_equal_to_compiling_again():
+    fresh = mujoco.MjModel.from_xml_string(XML)
+    first, second = fast_physics.compiled_model(XML), fast_physics.compiled_model(XML)
+    assert first is not second and first is not fast_physics._compiled[XML]
+    first.body_mass[1] = 5.0  # a perturbation edits its own scene's model only
+    assert second.body_mass[1] == 2.0
+    arrays = _arrays(fresh)
+    assert arrays  # the comparison covers the model's arrays
+    for name, value in _arrays(second).items():
+        assert np.array_equal(value, arrays[name]), name
+
+
+def test_the_cache_keeps_the_last_models():
+    xmls = [XML.replace('mass="2"', f'mass="{m}"') for m in range(2, 3 + fast_physics.MODELS)]
+    for xml in xmls:
+        fast_physics.compiled_model(xml)
+    assert list(fast_physics._compiled)[-fast_physics.MODELS:] == xmls[1:]
+    assert xmls[0] not in fast_physics._compiled
+
+
+def _states(scene: LiberoScene, actions: np.ndarray) -> list[np.ndarray]:
+    data = scene._data
+    out = []
+    for a in actions:
+        scene.step(a)
+        out.append(np.concatenate([[data.time], data.qpos, data.qvel, data.ctrl, data.act,
+                                   data.sensordata, data.qacc_warmstart]))
+    return out
+
+
+@pytest.mark.slow
+def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypatch):
+    """The same 20 random actions from a recorded initial state, with the shortcuts (each reset
+    copying the kept model, one forward and `mj_step2` per substep) and without (robosuite's
+    compile, the controller's forward, `mj_step`): same state after every step."""
+    from robosuite.utils.binding_utils import MjSim
+
+    actions = np.random.default_rng(0).uniform(-1, 1, (20, 7))
+    fast = LiberoScene(TASK, init_state=3, seed=3)
+    try:
+        fast.reset(3, 3)  # the reset's model is a copy of the kept one
+        calls = []
+        monkeypatch.setattr(MjSim, "forward", lambda self: calls.append("forward") or
+                            mujoco.mj_forward(self.model._model, self.data._data))
+        monkeypatch.setattr(mujoco, "mj_step", lambda m, d: calls.append("step"))
+        monkeypatch.setattr(mujoco, "mj_step2", lambda m, d, step2=mujoco.mj_step2:
+                            calls.append("step2") or step2(m, d))
+        fast.step(actions[0])
+        # one forward and the second half of a step per physics substep, no second forward
+        assert calls == ["forward", "step2"] * 25
+        monkeypatch.undo()
+        fast.reset(3, 3)
+        with_shortcuts = _states(fast, actions)
+    finally:
+        fast.close()
+    monkeypatch.setattr(MjSim, "from_xml_string", classmethod(
+        lambda cls, xml: cls(mujoco.MjModel.from_xml_string(xml))))
+    monkeypatch.setattr(fast_physics, "skip_repeated_forward", lambda env: None)
+    plain = LiberoScene(TASK, init_state=3, seed=3)
+    try:
+        without = _states(plain, actions)
+    finally:
+        plain.close()
+    for step, (a, b) in enumerate(zip(with_shortcuts, without, strict=True)):
+        assert np.array_equal(a, b), f"step {step}: the shortcuts changed the simulation"
