@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -53,25 +52,25 @@ def test_run_exits_2_with_one_error_line_for_an_unknown_task(tmp_path):
                            "lists them\n")
 
 
+def at_a_terminal() -> None:
+    """Ctrl-C as a terminal delivers it: a test run started in the background (CI, `cmd &`)
+    ignores SIGINT, and a child would inherit that and never be interrupted."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_run_exits_130_on_ctrl_c_and_the_trace_says_why_it_ended(tmp_path):
     stderr = tmp_path / "stderr.txt"
     with stderr.open("w") as err:
         proc = subprocess.Popen([TETHER, "run", str(LIBRARY / "pick_place.yaml"), "--task", TASK,
                                  "--runs", str(tmp_path / "runs"), "--memory", "none", "--lines"],
                                 stdout=subprocess.PIPE, stderr=err, text=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                preexec_fn=at_a_terminal)
         assert proc.stdout is not None
-        # TipLines prints `step N ...` as the running leaf changes; interrupt once the arm moves
-        for line in proc.stdout:
-            if line.startswith("step") and int(line.split()[1]) >= 5:
+        for line in proc.stdout:  # TipLines prints `step ...` once the episode ticks
+            if line.startswith("step"):
                 break
-        else:
-            pytest.fail("the episode ended before it printed a step past 5")
-        # a first Ctrl-C was lost once, in a fresh venv under load (Python ignores a
-        # KeyboardInterrupt raised inside a finaliser); a person would press it again: so do we
-        while proc.poll() is None and "interrupted" not in stderr.read_text():
-            proc.send_signal(signal.SIGINT)
-            time.sleep(1)
+        proc.send_signal(signal.SIGINT)
         proc.stdout.read()
         code = proc.wait(timeout=300)
     assert code == 130
