@@ -1,6 +1,7 @@
 """Work robosuite repeats without changing a number: recompiling a model, re-running a forward.
 
-Two shortcuts, each giving bit-identical simulations (tests/scenes/test_fast_physics.py):
+Three shortcuts, each giving bit-identical simulations (tests/scenes/test_fast_physics.py,
+tests/scenes/test_scene_cache.py):
 
 - `cache_compiled_models()`: robosuite builds every `MjSim` from a model XML string
   (`MjSim.from_xml_string`), and a LIBERO env compiles its XML at construction and again at every
@@ -16,6 +17,13 @@ Two shortcuts, each giving bit-identical simulations (tests/scenes/test_fast_phy
   integrator: MuJoCo's `mj_step1` + `mj_step2` is `mj_step`, `mj_step1` being what the first
   forward computed). Not for RK4, whose `mj_step2` is Euler; `mj_step`'s check for a diverged
   state (a reset with a warning) is skipped with its forward.
+- `keep_compiled_model(env)`: a reset of a built scene keeps its compiled model (robosuite's
+  soft reset, `mj_resetData`) instead of rebuilding it from the XML, whose copy alone costs
+  ~0.25 s (a LIBERO model carries ~140 MB of textures). What an episode may have edited in the
+  model (perturbations recolour, rescale, move the camera, change friction and mass) is put back
+  first by the `ModelFields` it returns: every model array but the large asset arrays (`ASSETS`:
+  textures, meshes, BVHs, height fields), which nothing edits after compiling. A hard reset also
+  rebuilt the gripper's model, whose command ramp (`current_action`) the caller zeroes.
 """
 
 from __future__ import annotations
@@ -26,9 +34,11 @@ from functools import partial
 from typing import Any
 
 import mujoco
+import numpy as np
 
 MODELS = 4  # compiled models kept per process
 _compiled: OrderedDict[str, mujoco.MjModel] = OrderedDict()
+ASSETS = ("tex_data", "mesh_", "bvh_", "hfield_data", "skin_", "flex")  # model arrays left alone
 
 
 def compiled_model(xml: str) -> mujoco.MjModel:
@@ -80,3 +90,26 @@ def skip_repeated_forward(env: Any) -> None:
             sim.step = partial(_second_half, sim)
 
     env._pre_action = _pre_action
+
+
+class ModelFields:
+    """A model's arrays as they were when this was made (but `ASSETS`), to put back later."""
+
+    def __init__(self, model: mujoco.MjModel) -> None:
+        self._kept = {name: np.copy(getattr(model, name)) for name in _editable(model)}
+
+    def restore(self, model: mujoco.MjModel) -> None:
+        """Write the kept arrays back into `model` (the one they came from, or its copy)."""
+        for name, value in self._kept.items():
+            np.copyto(getattr(model, name), value)
+
+
+def _editable(model: mujoco.MjModel) -> list[str]:
+    return [name for name in dir(model) if not name.startswith(("_", *ASSETS))
+            and isinstance(getattr(model, name, None), np.ndarray)]
+
+
+def keep_compiled_model(env: Any) -> ModelFields:
+    """Make `env`'s resets soft (keep the model) and return its fields to restore before each."""
+    env.hard_reset = False
+    return ModelFields(env.sim.model._model)

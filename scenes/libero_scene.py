@@ -79,7 +79,11 @@ class LiberoScene(Robot):
         control_freq: int = 20,
     ) -> None:
         super().__init__()
-        from tether.scenes.fast_physics import cache_compiled_models, skip_repeated_forward
+        from tether.scenes.fast_physics import (
+            cache_compiled_models,
+            keep_compiled_model,
+            skip_repeated_forward,
+        )
         from tether.scenes.libero_setup import import_libero
 
         import_libero()
@@ -114,6 +118,7 @@ class LiberoScene(Robot):
                 "'robot0_eye_in_hand'"
             ) from None
         skip_repeated_forward(self._env.env)
+        self._compiled = keep_compiled_model(self._env.env)
         self._obs: dict[str, Any] = {}
         self._frames = Cameras()
         try:
@@ -141,10 +146,9 @@ class LiberoScene(Robot):
         self._check_init_state(self.init_state if init_state is None else init_state)
         self.init_state = self.init_state if init_state is None else init_state
         self.seed = self.seed if seed is None else seed
-        # LIBERO appends a sampler per open/closed/on/off fixture to this list at every (hard)
-        # reset and never empties it; each draws from the RNG before the fixtures are placed,
-        # so without this a fixture stood elsewhere at each reset of the same init state.
-        self._env.env.object_property_initializers.clear()
+        self._compiled.restore(self._env.env.sim.model._model)
+        gripper = self._env.env.robots[0].gripper  # its command ramp (a hard reset rebuilt it)
+        gripper.current_action = np.zeros(gripper.dof)
         self._env.seed(self.init_state if self._init_states is None else self.seed)
         self._env.reset()
         self._obs = self._start_state()
@@ -163,7 +167,7 @@ class LiberoScene(Robot):
         return self._env.set_init_state(self._init_states[self.init_state])
 
     def _index_model(self) -> None:
-        """Look up MuJoCo ids for every entity (a hard reset rebuilds the model)."""
+        """Look up MuJoCo ids and extents for every entity."""
         e = self._env.env
         model = e.sim.model._model
         self._robot = e.robots[0]

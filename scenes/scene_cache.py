@@ -1,12 +1,12 @@
 """`SceneCache`: opened scenes kept between episodes and reset instead of built again.
 
 Building a LIBERO scene creates robosuite's environment (the robot, the controller, the arena
-and objects from the BDDL file, the MuJoCo model twice over); a reset rebuilds only the model
-and loads the next initial state. A reset gives exactly the episode a fresh scene gives when the
-model is the same: the same (perturbed) BDDL file and env settings, which is what
-`tether.scenes.perturbations.scene.model_key` computes. So a scene is kept under its key and
-handed out again, reset to the next init state, seed and reset-/run-stage perturbations, when
-the next episode has that key; a different task or a scene-stage perturbation that edits the
+and objects from the BDDL file, the MuJoCo model); a reset keeps the model, puts back what the
+last episode edited in it, and loads the next initial state. A reset gives exactly the episode a
+fresh scene gives when the model is the same: the same (perturbed) BDDL file and env settings,
+which is what `tether.scenes.perturbations.scene.model_key` computes. So a scene is kept under its
+key and handed out again, reset to the next init state, seed and reset-/run-stage perturbations,
+when the next episode has that key; a different task or a scene-stage perturbation that edits the
 problem differently (`object_replace`, `distractors`, ... at another seed) gets a fresh scene.
 
     scenes = SceneCache(size=1)

@@ -1,5 +1,5 @@
-"""`tether.scenes.fast_physics`: a cached compiled model and a skipped repeated forward change no
-number of a simulation, and they do skip the work."""
+"""`tether.scenes.fast_physics`: a cached compiled model, a skipped repeated forward and resets
+that keep the model change no number of a simulation, and they do skip the work."""
 
 from __future__ import annotations
 
@@ -40,6 +40,16 @@ def test_the_cache_keeps_the_last_models():
     assert xmls[0] not in fast_physics._compiled
 
 
+def test_model_fields_put_back_what_was_edited():
+    model = mujoco.MjModel.from_xml_string(XML)
+    fields = fast_physics.ModelFields(model)
+    model.body_mass[1], model.geom_rgba[0] = 7.0, [1, 0, 0, 1]
+    fields.restore(model)
+    arrays = _arrays(mujoco.MjModel.from_xml_string(XML))
+    for name, value in _arrays(model).items():
+        assert np.array_equal(value, arrays[name]), name
+
+
 def _states(scene: LiberoScene, actions: np.ndarray) -> list[np.ndarray]:
     data = scene._data
     out = []
@@ -52,15 +62,20 @@ def _states(scene: LiberoScene, actions: np.ndarray) -> list[np.ndarray]:
 
 @pytest.mark.slow
 def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypatch):
-    """The same 20 random actions from a recorded initial state, with the shortcuts (each reset
-    copying the kept model, one forward and `mj_step2` per substep) and without (robosuite's
-    compile, the controller's forward, `mj_step`): same state after every step."""
+    """The same 20 random actions from a recorded initial state, with the shortcuts (resets that
+    keep the model, one forward and `mj_step2` per substep) and without (robosuite's compile and
+    hard reset, the controller's forward, `mj_step`): same state after every step, also after
+    the kept model was edited and the gripper driven by an earlier episode."""
     from robosuite.utils.binding_utils import MjSim
 
     actions = np.random.default_rng(0).uniform(-1, 1, (20, 7))
     fast = LiberoScene(TASK, init_state=3, seed=3)
     try:
-        fast.reset(3, 3)  # the reset's model is a copy of the kept one
+        model = fast._env.env.sim.model._model
+        fast._env.env.sim.model._model.geom_friction[:] *= 3  # what a perturbation may do
+        fast.step(np.r_[np.zeros(6), 1.0])  # the gripper closing
+        fast.reset(3, 3)
+        assert fast._env.env.sim.model._model is model  # kept, not compiled and copied again
         calls = []
         monkeypatch.setattr(MjSim, "forward", lambda self: calls.append("forward") or
                             mujoco.mj_forward(self.model._model, self.data._data))
@@ -78,6 +93,8 @@ def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypa
     monkeypatch.setattr(MjSim, "from_xml_string", classmethod(
         lambda cls, xml: cls(mujoco.MjModel.from_xml_string(xml))))
     monkeypatch.setattr(fast_physics, "skip_repeated_forward", lambda env: None)
+    monkeypatch.setattr(fast_physics, "keep_compiled_model",
+                        lambda env: fast_physics.ModelFields(env.sim.model._model))
     plain = LiberoScene(TASK, init_state=3, seed=3)
     try:
         without = _states(plain, actions)
