@@ -109,7 +109,7 @@ def suite_tasks(suite: str) -> tuple[Task, ...]:
         return own_tasks()
     if suite in SUITES:
         return _libero_tasks(suite)
-    if libero_pro.base_suite(suite):
+    if libero_pro.base_suite(suite) or (libero_pro.installed() and suite in libero_pro.task_map()):
         return pro_tasks(suite)
     known = (*ALL_SUITES, *pro_sets()) if libero_pro.installed() else ALL_SUITES
     raise TetherError(f"unknown suite '{suite}'{did_you_mean(suite, known)}; suites are "

@@ -93,12 +93,16 @@ def tasks(suite: Annotated[str | None, typer.Argument(
 
 
 def doctor() -> None:
-    """Check the installation: LIBERO imports without a prompt and its assets match the manifest."""
+    """Check the installation: LIBERO imports without a prompt, its assets match the manifest and
+    LIBERO-PRO's sets are unpacked."""
+    from tether.scenes import libero_pro
     from tether.scenes.assets import verify_assets
     from tether.scenes.libero_setup import import_libero
 
     import_libero()
     out.print(f"LIBERO imports without a prompt; assets: {verify_assets().summary()}")
+    out.print(f"LIBERO-PRO: {len(libero_pro.official_sets())} official sets, "
+              f"{len(libero_pro.register_objects())} object categories added")
 
 
 def register(app: typer.Typer) -> None:
