@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -146,3 +148,25 @@ def test_an_object_set_task_builds_resets_to_its_official_state_and_steps():
         assert not scene.success()
     finally:
         scene.close()
+
+
+@pytest.mark.slow
+def test_tether_run_runs_a_swap_set_task_from_the_wheel(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from tether.cli.main import app
+
+    tree = Path(__file__).parents[2] / "trees" / "library" / "pick_place.yaml"
+    result = CliRunner().invoke(app, [
+        "run", str(tree), "--task", "libero_goal_swap/8", "--init-state",
+        "1", "--budget", "40", "--runs", str(tmp_path), "--frame-every", "0"])
+    assert "Traceback" not in result.output, result.output
+    [run] = [p for p in tmp_path.iterdir() if p.is_dir()]
+    record = json.loads((run / "result.json").read_text())
+    assert record["task"] == "libero_goal_swap/put_the_bowl_on_the_plate"
+    assert record["init_state"] == 1
+    assert (record["params"]["object"], record["params"]["target"]) == (
+        "akita_black_bowl_1", "plate_1")
+    assert record["result"]["steps"] == 40 and record["result"]["ended_by"] == "budget"
