@@ -45,7 +45,8 @@ def list_(suite: Annotated[str | None, typer.Option(help="Only this suite's task
     for name in sorted(REGISTRY):
         kinds.add_row(name, REGISTRY[name].stage, REGISTRY[name].summary)
     out.print(kinds)
-    out.print("A task may also be the path of any LIBERO-format .bddl file.")
+    out.print("A task may also be the path of any LIBERO-format .bddl file; LIBERO-PRO's "
+              "official sets are listed by `tether tasks libero_pro`.")
 
 
 @scenes_app.command()
