@@ -96,12 +96,13 @@ def _custom_categories() -> frozenset[str]:
 
 
 def _complete(name: str) -> bool:
+    """Every task of the set has its BDDL file, recorded states and custom assets."""
     from tether.scenes.assets import assets_dir
 
     custom = assets_dir() / "custom_objects"
     for task in task_map()[name]:
         bddl, states = _files(name, task)
-        if not bddl.is_file() or not states.is_file() or not len(np.load(states)["states"]):
+        if not bddl.is_file() or not states.is_file() or not len(load_init_states(states)):
             return False
         words = set(re.findall(r"-\s*([a-z0-9_]+)", bddl.read_text().lower()))
         if any(not (custom / c / f"{c}.xml").is_file() for c in words & _custom_categories()):
