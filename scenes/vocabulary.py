@@ -33,6 +33,18 @@ NOUNS = {
     "desk_caddy": "caddy",
     "new_salad_dressing": "salad dressing",
     "macaroni_and_cheese": "macaroni box",
+    # LIBERO-PRO's resized and recoloured categories (`tether.scenes.libero_pro`)
+    "bigger_akita_black_bowl": "black bowl",
+    "red_akita_black_bowl": "red bowl",
+    "bigger_alphabet_soup": "alphabet soup",
+    "bigger_milk": "milk",
+    "white_bottle": "wine bottle",
+    "wine_rack_stand": "wine rack",
+    "libero_mug_yellow": "yellow mug",
+    "libero_mug_green": "green mug",
+    "white_porcelain_mug": "white mug",
+    "yellow_cookies": "yellow cookie box",
+    "yellow_desk_caddy": "yellow caddy",
 }
 # Words of instructions -> the word entity names use for the same object.
 NAME_WORDS = {"dish": "ramekin", "cookie": "cookies", "pan": "frypan", "mugs": "mug"}

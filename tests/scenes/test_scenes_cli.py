@@ -1,4 +1,4 @@
-"""`tether scenes list` and `tether scenes show` (argument errors; rendering is slow)."""
+"""`tether scenes list|show` and `tether tasks` (argument errors; rendering is slow)."""
 
 from __future__ import annotations
 
@@ -37,3 +37,28 @@ def test_show_writes_a_captioned_png(tmp_path):
     assert result.exit_code == 0, result.output
     image = Image.open(out)
     assert image.width == 192 and image.height > 96
+
+
+def test_tasks_libero_pro_lists_each_official_set_with_its_counts_and_step_cap():
+    result = runner.invoke(app, ["tasks", "libero_pro"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    rows = [line.split("│")[1:5] for line in result.output.splitlines() if "libero_" in line]
+    table = {r[0].strip(): tuple(c.strip() for c in r[1:]) for r in rows}
+    assert len(table) == 25
+    assert table["libero_goal_swap"] == ("10", "50 each", "300")
+    assert table["libero_spatial_with_milk"] == ("10", "10 each", "220")
+    assert table["libero_10_lan"] == ("10", "50 each", "520")
+
+
+def test_tasks_of_one_set_lists_its_ten_tasks():
+    result = runner.invoke(app, ["tasks", "libero_goal_lan"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert result.output.count("libero_goal_lan/") == 10
+    assert "place the bowl on top of the plate" in result.output
+
+
+def test_tasks_of_an_unknown_set_is_one_error_line():
+    result = runner.invoke(app, ["tasks", "libero_goal_swp"])
+    assert result.exit_code == 2
+    assert "did you mean 'libero_goal_swap'?" in result.output
+    assert "Traceback" not in result.output

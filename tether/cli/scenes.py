@@ -3,7 +3,7 @@ scene looks like, and whether LIBERO is installed right (`tether.scenes`).
 
     tether scenes list [--suite S]                               suites, tasks, perturbations
     tether scenes show TASK [-p KIND[:k=v]]... [--seed N] -o frame.png
-    tether tasks [SUITE]                                         LIBERO's tasks only
+    tether tasks [SUITE | SET | libero_pro]                      LIBERO's and LIBERO-PRO's tasks
     tether doctor                                                LIBERO imports, asset hashes
 
 `show` renders the agent-view and wrist cameras of the task's settled initial scene, with the
@@ -45,7 +45,8 @@ def list_(suite: Annotated[str | None, typer.Option(help="Only this suite's task
     for name in sorted(REGISTRY):
         kinds.add_row(name, REGISTRY[name].stage, REGISTRY[name].summary)
     out.print(kinds)
-    out.print("A task may also be the path of any LIBERO-format .bddl file.")
+    out.print("A task may also be the path of any LIBERO-format .bddl file; LIBERO-PRO's "
+              "official sets are listed by `tether tasks libero_pro`.")
 
 
 @scenes_app.command()
@@ -68,10 +69,22 @@ def show(
     out.print(f"wrote {output} ({image.width}x{image.height})")
 
 
-def tasks(suite: Annotated[str | None, typer.Argument(help="Only this suite.")] = None) -> None:
-    """List LIBERO tasks: their address, index and instruction."""
-    from tether.scenes.catalogue import SUITES, list_tasks
+def tasks(suite: Annotated[str | None, typer.Argument(
+        help="Only this suite or LIBERO-PRO set; `libero_pro` lists LIBERO-PRO's sets.")] = None
+          ) -> None:
+    """List LIBERO tasks (address, index, instruction), or LIBERO-PRO's official sets."""
+    from tether.scenes.catalogue import PRO_GROUP, SUITES, list_tasks, pro_sets, suite_tasks
 
+    if suite == PRO_GROUP:
+        sets = Table(Column("set", no_wrap=True), "tasks", "init states", "step cap",
+                     title="LIBERO-PRO's official sets (`tether tasks SET`)")
+        for name in pro_sets():
+            rows = suite_tasks(name)
+            counts = sorted({t.num_init_states for t in rows})
+            sets.add_row(name, str(len(rows)), "/".join(map(str, counts)) + " each",
+                         str(rows[0].max_steps))
+        out.print(sets)
+        return
     rows = list_tasks([suite] if suite else SUITES)
     table = Table(Column("task", no_wrap=True, min_width=max(len(t.id) for t in rows)), "#",
                   "instruction")
@@ -81,12 +94,16 @@ def tasks(suite: Annotated[str | None, typer.Argument(help="Only this suite.")] 
 
 
 def doctor() -> None:
-    """Check the installation: LIBERO imports without a prompt and its assets match the manifest."""
+    """Check the installation: LIBERO imports without a prompt, its assets match the manifest and
+    LIBERO-PRO's sets are unpacked."""
+    from tether.scenes import libero_pro
     from tether.scenes.assets import verify_assets
     from tether.scenes.libero_setup import import_libero
 
     import_libero()
     out.print(f"LIBERO imports without a prompt; assets: {verify_assets().summary()}")
+    out.print(f"LIBERO-PRO: {len(libero_pro.official_sets())} official sets, "
+              f"{len(libero_pro.register_objects())} object categories added")
 
 
 def register(app: typer.Typer) -> None:
