@@ -13,7 +13,7 @@ Two timelines, `tick` (sequence) and `sim` (simulated time), and these entities:
 - `events`: every event, failures, errors and preemptions at level ERROR (`TextLog`);
 - `run`: the header, the node list and the result (static `TextDocument`).
 
-The wall-clock `log_time` timeline is off: the recording is the same for the same trace.
+The wall-clock `log_time` timeline is off: the timelines are the run's own.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def write_rerun(timeline: Timeline, output: Path, recording_id: str) -> None:
         if tick.eef is not None:
             pos, quat = tick.eef[:3], tick.eef[3:]
             rec.log("robot/eef", rr.Transform3D(translation=pos, quaternion=rr.Quaternion(
-                xyzw=quat)), rr.Points3D([pos]))
+                xyzw=quat)), rr.Points3D([[0.0, 0.0, 0.0]]))  # a dot at the frame's origin
             for axis, value in zip(AXES, pos, strict=True):
                 rec.log(f"robot/eef/{axis}", rr.Scalars(value))
         if tick.grip is not None:
