@@ -170,9 +170,11 @@ def _timeout_from(ports: dict[str, Any], _children: int) -> dict[str, Any]:
 
 def _parallel_to(params: dict[str, Any]) -> dict[str, Any] | None:
     counts = {"all": -1, "one": 1}
-    if params.get("success_on", "all") not in counts or params.get("synchronise", True) is not True:
-        return None
-    return {"success_count": counts[params.get("success_on", "all")], "failure_count": 1}
+    success_on = params.get("success_on", "all")
+    if not isinstance(success_on, str) or success_on not in counts \
+            or params.get("synchronise", True) is not True:
+        return None  # named children, no synchronising, or a `{param}`: tether's own parallel
+    return {"success_count": counts[success_on], "failure_count": 1}
 
 
 def _parallel_from(ports: dict[str, Any], children: int) -> dict[str, Any]:

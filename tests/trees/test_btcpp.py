@@ -60,6 +60,35 @@ def test_a_library_tree_round_trips_to_the_same_py_trees_tree(path: Path, tmp_pa
     assert after.nodes == before.nodes
 
 
+def test_every_node_type_round_trips_to_the_same_py_trees_tree(tmp_path: Path):
+    source = FIXTURES / "every_node.yaml"
+    used = {kind for kind in NODE_TYPES if f"{kind}:" in source.read_text(encoding="utf-8")}
+    assert used == set(NODE_TYPES)  # a new node type belongs in the fixture
+    convert(source, tmp_path / "every_node.xml")
+    convert(tmp_path / "every_node.xml", tmp_path / "every_node.yaml")
+    before = compile_tree(source)
+    after = compile_tree(tmp_path / "every_node.yaml")
+    assert shape(after.root) == shape(before.root)
+    assert after.nodes == before.nodes == 37
+
+
+def test_trees_with_one_name_cannot_both_be_behavior_trees(tmp_path: Path):
+    (tmp_path / "main.yaml").write_text("tree: same\nroot: {subtree: other}\n", encoding="utf-8")
+    (tmp_path / "other.yaml").write_text("tree: same\nroot: {wait: 1}\n", encoding="utf-8")
+    with pytest.raises(TreeError, match="other.yaml: two trees are named 'same'; BehaviorTree "
+                                        "IDs must differ"):
+        tree_to_xml(tmp_path / "main.yaml")
+
+
+def test_a_broken_tree_file_is_reported_where_it_is_broken(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.yaml").write_text("root:\n  sequence:\n    - wiat: 1\n", encoding="utf-8")
+    with pytest.raises(TreeError, match="t.yaml:3:7: root.sequence\\[0\\].wiat: unknown node type "
+                                        "'wiat' \\(did you mean 'wait'\\?\\)"):
+        convert(tmp_path / "t.yaml", tmp_path / "t.xml")
+    assert not (tmp_path / "t.xml").exists()
+
+
 @pytest.mark.parametrize("instruction", INSTRUCTIONS)
 def test_a_planned_tree_round_trips_to_the_same_py_trees_tree(instruction: str, tmp_path: Path):
     document = plan_document(MemoryPlanner().plan(PlanRequest(instruction, FACTS)))
