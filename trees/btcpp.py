@@ -460,7 +460,10 @@ class _Reader:
                 if "ros_pkg" in child.attrs or "path" not in child.attrs:
                     raise child.error("include takes a 'path' relative to this file (ros_pkg "
                                       "is not read)")
-                self.read(path.parent / child.attrs["path"], child)
+                included = path.parent / child.attrs["path"]
+                if not included.is_file():
+                    raise child.error(f"include: no file {display_path(included)}")
+                self.read(included, child)
             else:
                 raise child.error(f"unexpected <{child.tag}> in <root> (BehaviorTree, "
                                   "TreeNodesModel or include)")

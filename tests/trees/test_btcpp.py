@@ -224,6 +224,13 @@ def test_a_construct_without_counterpart_is_a_located_error(tmp_path: Path, body
      "tree.xml: 2 trees and no main_tree_to_execute"),
     ('<root BTCPP_format="4" main_tree_to_execute="Mian"><BehaviorTree ID="Main"><wait '
      'steps="1"/></BehaviorTree></root>', "(did you mean 'Main'?)"),
+    ('<root BTCPP_format="4">\n  <include path="missing.xml"/>\n</root>',
+     "tree.xml:2:3: include: no file missing.xml"),
+    ('<root BTCPP_format="4">\n  <include path="tree.xml"/>\n</root>',
+     "tree.xml:2:3: cyclic include of tree.xml"),
+    ('<root BTCPP_format="4"><BehaviorTree ID="T"><wait steps="1"/></BehaviorTree>\n'
+     '<BehaviorTree ID="T"><wait steps="2"/></BehaviorTree></root>',
+     'tree.xml:2:1: a second <BehaviorTree ID="T">'),
     ('<root BTCPP_format="4"><BehaviorTree ID="T"><wait steps="1"/></BehaviorTree>'
      '<TreeNodesModel><SubTree ID="T"><input_port name="p" type="Pose2D"/></SubTree>'
      '</TreeNodesModel></root>', "port type 'Pose2D' has no counterpart"),
