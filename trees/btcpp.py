@@ -505,8 +505,9 @@ class _Reader:
         decl: dict[str, Any] = {"type": type_name}
         if "default" in port.attrs:
             decl["default"] = attr_value(port.attrs["default"])
-        if port.text.strip():
-            decl["doc"] = " ".join(port.text.split())
+        doc = port.attrs.get("description") or port.text  # BT.CPP reads the attribute
+        if doc.strip():
+            decl["doc"] = " ".join(doc.split())
         return decl
 
     # --- nodes ------------------------------------------------------------------------

@@ -153,6 +153,9 @@ def test_an_unquoted_port_inside_a_list_is_the_port():
 def test_a_tree_shaped_like_bt_cpps_examples_imports_and_compiles(tmp_path: Path):
     out = tmp_path / "fetch.yaml"
     assert convert(FIXTURES / "fetch_and_place.xml", out) == [out, tmp_path / "Pick.yaml"]
+    params = xml_to_documents(FIXTURES / "fetch_and_place.xml")[1]["FetchAndPlace"]["params"]
+    assert params == {"object": {"type": "str", "doc": "what to fetch"},
+                      "target": {"type": "entity", "doc": "where to put it"}}
     compiled = compile_tree(out, {"object": "akita_black_bowl_1", "target": "plate_1"})
     root = compiled.root
     assert (type(root).__name__, root.name, root.memory) == ("Sequence", "fetch and place", True)
