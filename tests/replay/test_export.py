@@ -30,12 +30,14 @@ def ticks_of(records: list[dict]) -> list[dict]:
 
 
 def rerun_rows(path: Path) -> dict[str, list[dict]]:
-    """Every row on the timelines of a .rrd by entity path, as rerun's reader gives them."""
+    """Every row on the timelines of a .rrd by entity path, as rerun's reader gives them, in
+    the order they were logged (row ids grow with time; chunks may come in any order)."""
     rows: dict[str, list[dict]] = {}
     for chunk in RrdReader(path).stream():
         if not chunk.is_static:
             rows.setdefault(chunk.entity_path, []).extend(chunk.to_record_batch().to_pylist())
-    return rows
+    return {entity: sorted(logged, key=lambda row: row["rerun.controls.RowId"])
+            for entity, logged in rows.items()}
 
 
 def mcap_messages(path: Path) -> dict[str, list[dict]]:
@@ -132,7 +134,8 @@ def test_a_vla_chunk_and_a_deleted_key_are_exported(tmp_path: Path):
     assert [row[0] for row in [tensor["Tensor:data"][0]["buffer"][i * 7:i * 7 + 1]
                                for i in range(2)]] == pytest.approx([0.1, 0.2])
     assert [r["TextLog:text"] for r in rows["/blackboard/user/x"]] == [["1"], ["(deleted)"]]
-    assert rows["/tree/nodes/0"][-1]["TextLog:text"] == ["FAILURE vla grasp_act: STUCK"]
+    texts = [r["TextLog:text"] for r in rows["/tree/nodes/0"] if r.get("TextLog:text")]
+    assert texts == [["RUNNING vla grasp_act: chunk 1"], ["FAILURE vla grasp_act: STUCK"]]
     export_run(run_dir, tmp_path / "run.mcap")
     topics = mcap_messages(tmp_path / "run.mcap")
     assert topics["/vla/chunk"][0]["actions"] == json.loads(
