@@ -17,7 +17,8 @@ shapes (`<Action ID="move_to"/>`, `<include path>`), into tree-file mappings, as
 types exist in tether. A construct with no counterpart (`Script`, `Precondition`, `_skipIf`,
 `SequenceWithMemory`, a `Parallel` threshold tether cannot express, an unknown node type) is a
 `TreeError` located at its `file:line:column` and naming it; nothing is dropped silently.
-`convert(source, output)` converts in the direction the suffixes give and writes the files.
+`convert(source, output)` converts in the direction the suffixes give and writes the files; a
+YAML it wrote that does not check (a parameter a node does not take) is reported, located in it.
 """
 
 from __future__ import annotations
@@ -131,13 +132,14 @@ class Counterpart:
     tether: str
     btcpp: str
     to_xml: Callable[[dict[str, Any]], dict[str, Any] | None] = lambda p: {} if not p else None
-    from_xml: Callable[[dict[str, Any], int], dict[str, Any]] = lambda ports, n: _no_ports(ports)
+    from_xml: Callable[[dict[str, Any], int], dict[str, Any]] = lambda ports, n: _only(ports)
 
 
-def _no_ports(ports: dict[str, Any], **known: Any) -> dict[str, Any]:
+def _only(ports: dict[str, Any], *allowed: str) -> dict[str, Any]:
+    """No parameters; `ValueError` for a port that is not one of `allowed`."""
     for port in ports:
-        if port not in known:
-            raise ValueError(f"unknown port '{port}'")
+        if port not in allowed:
+            raise ValueError(f"unknown port '{port}'" + did_you_mean(port, (*allowed, "name")))
     return {}
 
 
@@ -146,7 +148,7 @@ def _renamed(tether: str, btcpp: str) -> tuple[Callable, Callable]:
         return {btcpp: params[tether]} if set(params) == {tether} else None
 
     def from_xml(ports: dict[str, Any], _children: int) -> dict[str, Any]:
-        _no_ports({k: v for k, v in ports.items() if k != btcpp})
+        _only(ports, btcpp)
         if btcpp not in ports:
             raise ValueError(f"missing port '{btcpp}'")
         return {tether: ports[btcpp]}
@@ -161,7 +163,7 @@ def _timeout_to(params: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _timeout_from(ports: dict[str, Any], _children: int) -> dict[str, Any]:
-    _no_ports({k: v for k, v in ports.items() if k != "msec"})
+    _only(ports, "msec")
     msec = ports.get("msec")
     if isinstance(msec, bool) or not isinstance(msec, int | float):
         raise ValueError("Timeout needs a number in 'msec' (tether counts simulated time)")
@@ -178,21 +180,22 @@ def _parallel_to(params: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _parallel_from(ports: dict[str, Any], children: int) -> dict[str, Any]:
-    _no_ports({k: v for k, v in ports.items() if k not in ("success_count", "failure_count")})
+    _only(ports, "success_count", "failure_count")
     success, failure = ports.get("success_count", -1), ports.get("failure_count", 1)
-    if failure not in (1, -children) and not (children == 1 and failure == -1):
+    # a negative count n means children + n + 1: -1 is all of them
+    if failure not in (1, -children):
         raise ValueError(f"failure_count={failure} (tether's parallel fails at the first failing "
                          "child: failure_count=1)")
     if success in (-1, children):
         return {"success_on": "all"}
-    if success == 1:
+    if success in (1, -children):
         return {"success_on": "one"}
     raise ValueError(f"success_count={success} of {children} children (tether's parallel "
                      "succeeds on all, or one: success_count=-1 or 1)")
 
 
 def _once_from(ports: dict[str, Any], _children: int) -> dict[str, Any]:
-    _no_ports({k: v for k, v in ports.items() if k != "then_skip"})
+    _only(ports, "then_skip")
     if ports.get("then_skip", True) is not False:
         raise ValueError("then_skip=true (a skipped node has no counterpart; tether's once "
                          "returns its first result again: then_skip=\"false\")")
@@ -653,6 +656,11 @@ def convert(source: Path | str, output: Path | str) -> list[Path]:
             texts[path] = text
         for path, text in texts.items():
             path.write_text(text, encoding="utf-8")
+        try:  # parameters are tether's to check: say so now, not at the first run
+            compile_tree(output, placeholders=True)
+        except TreeError as exc:
+            raise TreeError([f"{display_path(output)}: written from {display_path(source)}, but "
+                             "it does not check:", *exc.problems]) from None
         return list(texts)
     raise TreeError([f"{display_path(source)} -> {display_path(output)}: convert goes from "
                      ".yaml to .xml or from .xml to .yaml"])

@@ -197,6 +197,8 @@ def write(tmp_path: Path, body: str, model: str = "") -> Path:
     ('    <Parallel success_count="2">\n      <wait steps="1"/>\n      <wait steps="2"/>\n'
      '      <wait steps="3"/>\n    </Parallel>', "tree.xml:3:5: Parallel: success_count=2 of 3 "
      "children"),
+    ('    <Sequence nmae="x">\n      <wait steps="1"/>\n    </Sequence>',
+     "tree.xml:3:5: Sequence: unknown port 'nmae' (did you mean 'name'?)"),
     ('    <RunOnce>\n      <wait steps="1"/>\n    </RunOnce>', "tree.xml:3:5: RunOnce: "
      "then_skip=true"),
     ('    <Inverter>\n      <wait steps="1"/>\n      <wait steps="2"/>\n    </Inverter>',
@@ -245,6 +247,19 @@ def test_a_file_level_problem_is_a_located_error(tmp_path: Path, text: str, mess
     with pytest.raises(TreeError) as caught:
         xml_to_documents(tmp_path / "tree.xml")
     assert message in str(caught.value)
+
+
+def test_a_converted_tree_that_does_not_check_is_reported_in_the_written_file(
+        tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TreeError) as caught:
+        convert(write(tmp_path, '    <wait stesp="3"/>'), tmp_path / "t.yaml")
+    assert str(caught.value) == (
+        "t.yaml: written from tree.xml, but it does not check:\n"
+        "t.yaml:3:10: root.wait.stesp: unknown parameter 'stesp' of wait (did you mean 'steps'?); "
+        "valid: steps\n"
+        "t.yaml:3:3: root.wait: missing required parameter 'steps' of wait (control steps to let "
+        "pass)")
 
 
 def test_an_undeclared_port_becomes_a_required_str_param(tmp_path: Path):
