@@ -145,7 +145,7 @@ class VLA(RobotLeaf):
         self.chunks += 1
         self.queue.extend(chunk)
         emit("vla_chunk", self.name, size=len(chunk), chunk=self.chunks,
-             instruction=obs.instruction)
+             instruction=obs.instruction, actions=list(chunk))
         return None
 
     def terminate(self, new_status: Status) -> None:

@@ -193,6 +193,7 @@ def test_vla_emits_a_trace_event_per_chunk(tmp_path, policy):
     root = compile_node(tmp_path, vla("max_steps: 4, continue_steps: 0, stuck: false"), robot)
     run(root, robot, events={t: lambda r: events.extend(trace_events.drain()) for t in range(6)})
     assert [(e["kind"], e["node"], e["size"]) for e in events] == [("vla_chunk", "act", 2)] * 2
+    assert np.array_equal(events[0]["actions"], [[0.5, 0, 0, 0, 0, 0, -1.0]] * 2)
 
 
 def test_vla_n_action_steps_uses_only_the_head_of_each_chunk(tmp_path, policy):

@@ -2,6 +2,7 @@
 
     tether view RUN_DIR [--port N] [--host H] [--live]   serve the replay (Ctrl-C stops it)
     tether export RUN_DIR -o run.html                    the replay as one self-contained file
+    tether export RUN_DIR -o run.rrd|run.mcap [--format rerun|mcap]   for rerun or Foxglove
 """
 
 from __future__ import annotations
@@ -36,13 +37,19 @@ def view(
 
 def export(
     run_dir: RunDir,
-    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The file to write.")],
+    fmt: Annotated[str | None, typer.Option(
+        "--format", "-f", help="html (one self-contained replay page), rerun (.rrd) or mcap "
+                               "(Foxglove); default: from the output's suffix")] = None,
 ) -> None:
-    """Write one self-contained HTML file that replays the run with no server."""
-    from tether.replay.viewer.page import export_html
+    """Write the run as one file: a self-contained HTML replay, a rerun recording or an MCAP
+    file, with frames, robot pose, commands, statuses, blackboard and events on one timeline."""
+    from tether.replay.export import export_run
 
-    size = export_html(run_dir, output)
-    out.print(f"wrote {output} ({size / 1e6:.1f} MB); open it in a browser")
+    chosen = export_run(run_dir, output, fmt)
+    size = output.stat().st_size
+    out.print(f"wrote {output} ({size / 1e6:.1f} MB, {chosen.name}); open it with "
+              f"{chosen.open_with}")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,7 +1,9 @@
-"""`tether check` and `tether render`: tree files validated, printed and drawn (`tether.trees`).
+"""`tether check`, `tether render` and `tether convert`: tree files validated, printed, drawn and
+converted to and from BehaviorTree.CPP XML (`tether.trees`).
 
     tether check FILE... [--task SUITE/TASK] [--with KEY=VALUE]...   validate and print trees
     tether render TREE -o tree.svg|png|pdf|dot [--with KEY=VALUE]... draw a tree (graphviz)
+    tether convert TREE.yaml -o tree.xml   (or TREE.xml -o tree.yaml)  BT.CPP XML and back
 
 `check` reports every file's errors and exits 1 when any has one; a bad `--task` or `--with`
 is a user error (exit 2).
@@ -76,7 +78,24 @@ def render(
     out.print(f"wrote {output}")
 
 
+def convert(
+    source: Annotated[Path, typer.Argument(help="A tree file (.yaml) or BT.CPP XML (.xml).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="tree.xml or tree.yaml: the "
+                                         "suffixes give the direction")],
+) -> None:
+    """Convert a tree file to BehaviorTree.CPP XML (Groot2, BTCPP_format 4) or back.
+
+    YAML -> XML writes the tree and every tree it includes, with a TreeNodesModel of tether's
+    node types. XML -> YAML writes the main tree to OUTPUT and each other tree as ID.yaml beside it.
+    """
+    from tether.trees.btcpp import convert as convert_file
+
+    for path in convert_file(source, output):
+        out.print(f"wrote {path}")
+
+
 def register(app: typer.Typer) -> None:
-    """Add `check` and `render` to the tether app."""
+    """Add `check`, `render` and `convert` to the tether app."""
     app.command()(check)
     app.command()(render)
+    app.command()(convert)

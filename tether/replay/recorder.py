@@ -4,7 +4,8 @@
 the tree's structure (each node once: id, parent, name, type, class, parameters, file:line). After
 every tick it writes one `tick` record with only what changed: nodes whose status or feedback
 changed, the nodes visited (when not the same as the tick before), blackboard keys written (as
-`trace.jsonable` values), the robot command, and the events of the tick. Camera frames
+`trace.jsonable` values), the robot command, the end effector's pose and the gripper's width
+after the tick, and the events of the tick. Camera frames
 (`FrameSettings`) are taken every `every` ticks and at every tick with an event: captured at the
 tick (`Robot.capture`: a MuJoCo scene's visual scene, read from the sim state then) and drawn,
 encoded and written on the trace writer's thread (`tether.replay.writer`) before the record that
@@ -159,6 +160,9 @@ class Recorder:
         if changes:
             record["changes"] = {str(i): [self.status[i].value, self.feedback[i]]
                                  for i in changes}
+        pose = self.robot.eef_pose()
+        record["eef"] = jsonable(np.concatenate([pose.pos, pose.quat]))
+        record["grip"] = jsonable(self.robot.gripper_width())
         written, deleted = self._blackboard()
         if written:
             record["bb"] = written
