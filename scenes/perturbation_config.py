@@ -148,7 +148,7 @@ Section = Lighting | Observation | Camera | RuntimeMove | Appearance | Placement
 # Names that must be objects or fixtures of the file, per section.
 _NAMES = {"object", "target", "targets", "reference", "between_object", "avoid_targets"}
 _CHOICES = {"trigger": ("step", "fixed_step", "near_grasp", "near_object", "distance"),
-            "distance_metric": ("xy", "xyz")}
+            "distance_metric": ("xyz",)}  # tether measures gripper-object distance in 3D
 _NON_NEGATIVE = {"ambient", "diffuse", "specular", "brightness", "sigma", "distance_threshold",
                  "min_delta_norm", "min_reference_distance", "min_between_distance",
                  "min_avoid_distance", "step", "fallback_step"}

@@ -6,7 +6,11 @@
 - `identical_copies` (scene): copies of the main object's own asset near it, so the instruction
   no longer tells which one (LIBERO-SOMA visual focus).
 - `occlusion` (scene): a tall object between the agent-view camera and the main object.
-- `robot_init_pose` (reset): the arm starts from perturbed joint angles (LIBERO-PRO initial pose).
+- `robot_init_pose` (reset): the arm starts from perturbed joint angles.
+- `pose_shift` (reset): an object starts shifted to a clear spot and turned (LIBERO-PRO
+  initial_pose_position_angle).
+- `occluder` (reset, run): an object of the task stands, scaled, in front of another, held
+  there every step (LIBERO-PRO view_occlusion, whose files add the book).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import numpy as np
 
 from tether.errors import TetherError
 from tether.scenes.bddl import Problem
-from tether.scenes.perturbations.base import RESET, SCENE, Perturbation, register
+from tether.scenes.perturbations.appearance import scale_object
+from tether.scenes.perturbations.base import RESET, SCENE, Perturbation, numbers, register
 from tether.scenes.perturbations.edits import (
     add_object,
     free_spot,
@@ -156,3 +161,117 @@ class RobotInitPose(Perturbation):
         qpos = list(robot._ref_joint_pos_indexes)
         scene.data.qpos[qpos] += rng.uniform(-self.config.scale, self.config.scale, len(qpos))
         scene.data.qvel[list(robot._ref_joint_vel_indexes)] = 0.0
+
+
+SAFE_XY = 0.6  # metres from the world origin a moved object may stand (LIBERO-PRO's bound)
+GAP = 0.01  # metres kept between footprints
+
+
+def _footprint(scene: PerturbedScene, name: str) -> tuple[np.ndarray, float, float]:
+    lo, hi = scene.extent_of(name)
+    return (lo[:2] + hi[:2]) / 2, float(np.max(hi[:2] - lo[:2]) / 2), float((lo[2] + hi[2]) / 2)
+
+
+def clear_shift(scene: PerturbedScene, name: str, delta: np.ndarray, min_norm: float,
+                ignore: tuple[str, ...] = ()) -> np.ndarray:
+    """The horizontal shift of `name` closest to `delta` (length at least `min_norm`) that
+    leaves its footprint clear of every other movable object on its level: the requested one,
+    else the same length turned by 90, 180, 45 and 135 degrees, else 0.9, 1.1 and 1.25 times as
+    long (LIBERO-PRO's search order)."""
+    norm = max(float(np.linalg.norm(delta)), min_norm)
+    base = float(np.arctan2(delta[1], delta[0])) if np.linalg.norm(delta) > 1e-9 else 0.0
+    centre, radius, z = _footprint(scene, name)
+    others = [_footprint(scene, o) for o in scene.movable_objects()
+              if o != name and o not in ignore]
+    for length in (norm, max(0.9 * norm, min_norm), 1.1 * norm, 1.25 * norm):
+        for turn in (0, 0.5, -0.5, 1, 0.25, -0.25, 0.75, -0.75):
+            angle = base + turn * np.pi
+            shift = length * np.array([np.cos(angle), np.sin(angle)])
+            xy = centre + shift
+            if np.any(np.abs(xy) > SAFE_XY):
+                continue
+            if all(np.linalg.norm(xy - c) >= radius + r + GAP or abs(z - oz) > 0.04
+                   for c, r, oz in others):
+                return shift
+    raise TetherError(f"no clear spot {norm:.2f} m from '{name}' on the table")
+
+
+def _set_yaw(scene: PerturbedScene, name: str, yaw: float) -> None:
+    joint = scene.model.joint(f"{name}_joint0")
+    adr = int(joint.qposadr[0])
+    scene.data.qpos[adr + 3:adr + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+
+
+@dataclass(frozen=True)
+class PoseShiftConfig:
+    object: str = ""  # default: the task's main object
+    delta: str = "0.17 -0.06"  # 'dx dy' metres, the requested shift (world frame)
+    min_distance: float = 0.18  # metres the object moves at least
+    yaw: str = "0.7853981633974483"  # radians about the vertical, absolute; '' keeps it
+
+    def __post_init__(self) -> None:
+        numbers("delta", self.delta, 2)
+        if self.yaw:
+            numbers("yaw", self.yaw, 1)
+        if self.min_distance < 0:
+            raise ValueError("min_distance must be >= 0")
+
+
+@register
+class PoseShift(Perturbation):
+    name, stage, Config = "pose_shift", RESET, PoseShiftConfig
+    summary = "an object starts shifted (to a clear spot) and turned (LIBERO-PRO initial_pose)"
+
+    def on_reset(self, scene: PerturbedScene, rng: np.random.Generator) -> None:
+        target = scene.resolve(self.config.object) if self.config.object else \
+            main_object(scene.problem)
+        here = scene.true_pose_of(target).pos
+        shift = clear_shift(scene, target, numbers("delta", self.config.delta, 2),
+                            self.config.min_distance)
+        scene.set_object_position(target, np.array([*(here[:2] + shift), here[2]]))
+        if self.config.yaw:
+            _set_yaw(scene, target, float(self.config.yaw))
+
+
+@dataclass(frozen=True)
+class OccluderConfig:
+    object: str = ""  # the occluder, an object of the task (LIBERO-PRO's files add a book)
+    reference: str = ""  # what it hides; default: the task's main object
+    offset: str = "0.08 0.0"  # 'dx dy' metres from the reference (+x: toward the agent view)
+    scale: float = 1.6  # factor on the occluder's size
+    pin: bool = True  # put it back there after every control step
+
+    def __post_init__(self) -> None:
+        numbers("offset", self.offset, 2)
+        if not 0 < self.scale <= 10:
+            raise ValueError("scale must be in (0, 10]")
+
+
+@register
+class Occluder(Perturbation):
+    name, stage, Config = "occluder", RESET, OccluderConfig
+    summary = "an object of the task stands, scaled, in front of another and is held there"
+
+    def on_reset(self, scene: PerturbedScene, rng: np.random.Generator) -> None:
+        if not self.config.object:
+            raise TetherError("occluder: name the occluding object (object=NAME)")
+        book = scene.resolve(self.config.object)
+        reference = scene.resolve(self.config.reference) if self.config.reference else \
+            main_object(scene.problem)
+        scale_object(scene, book, self.config.scale)
+        ref = scene.true_pose_of(reference).pos
+        spot = np.array([*(ref[:2] + numbers("offset", self.config.offset, 2)),
+                         scene.true_pose_of(book).pos[2]])
+        scene.set_object_position(book, spot)
+        _set_yaw(scene, book, 0.0)
+        joint = scene.model.joint(f"{book}_joint0")
+        adr = int(joint.qposadr[0])
+        scene.perturbation_state[self.name] = {
+            "object": book, "qpos": scene.data.qpos[adr:adr + 7].copy(), "adr": adr}
+
+    def after_step(self, scene: PerturbedScene, rng: np.random.Generator) -> None:
+        state = scene.perturbation_state[self.name]
+        if self.config.pin:
+            scene.set_object_position(state["object"], state["qpos"][:3])
+            scene.data.qpos[state["adr"] + 3:state["adr"] + 7] = state["qpos"][3:]
+            scene._env.env.sim.forward()

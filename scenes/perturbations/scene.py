@@ -4,8 +4,13 @@ Construction applies the scene-stage perturbations to the task's BDDL problem an
 writes the edited problem to a cache file (named by its content, so identical perturbed tasks
 share it) and opens LIBERO on that file. Each reset loads the initial state, then runs every
 `on_reset` hook, then settles. Each step passes the action through `on_action` hooks and then
-runs `after_step` hooks; `pose_of` passes poses through `perceive` hooks (success tests use
-LIBERO's own object states and are never perturbed).
+runs `after_step` hooks; `pose_of` passes poses through `perceive` hooks and `observe` the
+policy's camera images through `see` hooks (success tests use LIBERO's own object states and are
+never perturbed).
+
+A task file with LIBERO-PRO's `:perturbation_config` section is perturbed by it: its kinds
+(`task_perturbations`, mapped by `tether.scenes.perturbations.bddl_config`) come first in
+`perturbations`, before the ones given.
 
 Recorded initial states of LIBERO tasks survive added objects: a recorded state is copied joint
 by joint in model order into the perturbed model, skipping the joints of objects the
@@ -33,6 +38,14 @@ from tether.scenes.perturbations.base import RESET, RUN, SCENE, Perturbation, rn
 from tether.scenes.robot import Pose
 
 _JOINT_SIZES = {0: (7, 6), 1: (4, 3), 2: (1, 1), 3: (1, 1)}  # free, ball, slide, hinge
+
+
+def task_perturbations(task: Task) -> list[Perturbation]:
+    """What the task file's own LIBERO-PRO `:perturbation_config` applies (mostly nothing);
+    a perturbed scene applies these first, then the ones it is given."""
+    from tether.scenes.perturbations.bddl_config import perturbations_of
+
+    return perturbations_of(read_problem(task.bddl_file).perturbation_config)
 
 
 def perturb_task(task: Task, perturbations: Sequence[Perturbation], seed: int
@@ -74,7 +87,7 @@ class PerturbedScene(LiberoScene):
     def __init__(self, task: Task | str, perturbations: Sequence[Perturbation],
                  init_state: int = 0, seed: int = 0, **kwargs: Any) -> None:
         base = get_task(task) if isinstance(task, str) else task
-        self.perturbations = tuple(perturbations)
+        self.perturbations = (*task_perturbations(base), *perturbations)
         self.base_task = base
         self.text_seed = seed  # the instruction's edits were drawn with it
         perturbed, self.original_problem, self.problem = perturb_task(base, perturbations, seed)
@@ -92,7 +105,7 @@ class PerturbedScene(LiberoScene):
         """Apply `perturbations` drawn with `seed` from the next reset on. Only for a list whose
         scene stage gives this scene's problem (`model_key` is the same); the reset and run
         stages then are what a scene built with them would do."""
-        self.perturbations = tuple(perturbations)
+        self.perturbations = (*task_perturbations(self.base_task), *perturbations)
         self.text_seed = seed
         self.perturbation_state = {}
 
@@ -183,6 +196,13 @@ class PerturbedScene(LiberoScene):
         for p, rng in zip(self.perturbations, self._run_rngs, strict=True):
             p.after_step(self, rng)
 
+    def observe(self) -> dict:
+        obs = super().observe()
+        if "images" in obs:
+            for p, rng in zip(self.perturbations, self._run_rngs, strict=True):
+                obs["images"] = {c: p.see(c, image, rng) for c, image in obs["images"].items()}
+        return obs
+
     def pose_of(self, name: str) -> Pose:
         name = self._canonical(name)
         pose = super().pose_of(name)
@@ -200,14 +220,20 @@ def model_key(task: Task | str, perturbations: Sequence[Perturbation] = (), seed
     scene-stage edit) and the env's settings. Two calls with one key build the same model; they
     differ at most in what a reset sets (init state, seed, reset- and run-stage perturbations)."""
     base = get_task(task) if isinstance(task, str) else task
-    bddl = perturb_task(base, perturbations, seed)[0].bddl_file if perturbations else \
-        base.bddl_file
+    bddl = perturb_task(base, perturbations, seed)[0].bddl_file if _perturbed(base, perturbations) \
+        else base.bddl_file
     return str(bddl), repr(sorted(kwargs.items()))
+
+
+def _perturbed(task: Task, perturbations: Sequence[Perturbation]) -> bool:
+    return bool(perturbations) or bool(task_perturbations(task))
 
 
 def open_scene(task: Task | str, perturbations: Sequence[Perturbation] = (), init_state: int = 0,
                seed: int = 0, **kwargs: Any) -> LiberoScene:
-    """A `LiberoScene`, perturbed when `perturbations` is not empty."""
-    if perturbations:
-        return PerturbedScene(task, perturbations, init_state=init_state, seed=seed, **kwargs)
-    return LiberoScene(task, init_state=init_state, seed=seed, **kwargs)
+    """A `LiberoScene`, perturbed when `perturbations` is not empty or the task file has a
+    `:perturbation_config` section."""
+    base = get_task(task) if isinstance(task, str) else task
+    if _perturbed(base, perturbations):
+        return PerturbedScene(base, perturbations, init_state=init_state, seed=seed, **kwargs)
+    return LiberoScene(base, init_state=init_state, seed=seed, **kwargs)

@@ -212,7 +212,8 @@ class Session:
                            init_state=cfg.index, seed=cfg.seed, params=params, result=result,
                            wall_seconds=round(time.perf_counter() - self.wall, 2),
                            run_dir=str(out), memory=consolidated,
-                           perturbations=tuple(str(p) for p in self.perturbations))
+                           perturbations=tuple(str(p) for p in getattr(
+                               scene, "perturbations", self.perturbations)))
         (out / "result.json").write_text(json.dumps(asdict(record), indent=2) + "\n",
                                          encoding="utf-8")
         return record
