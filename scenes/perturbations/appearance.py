@@ -255,12 +255,9 @@ def scale_object(scene: PerturbedScene, name: str, factor: float) -> None:
     geoms = [g for g in range(m.ngeom) if int(m.geom_bodyid[g]) in bodies]
     meshes = sorted({int(m.geom_dataid[g]) for g in geoms
                      if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH})
-    for mesh in meshes:
-        for adr, num, table in ((m.mesh_vertadr, m.mesh_vertnum, m.mesh_vert),
-                                (m.mesh_polyvertadr, m.mesh_polyvertnum, m.mesh_polyvert)):
-            start = int(adr[mesh])
-            if start >= 0:
-                table[start:start + int(num[mesh])] *= factor
+    for mesh in meshes:  # vertices in the mesh's frame; faces, hulls and polygons index them
+        start = int(m.mesh_vertadr[mesh])
+        m.mesh_vert[start:start + int(m.mesh_vertnum[mesh])] *= factor
     for g in geoms:
         m.geom_pos[g] *= factor
         m.geom_size[g] *= factor
