@@ -37,19 +37,16 @@ from tether.scenes.perturbation_config import (
     Section,
     Shape,
 )
-from tether.scenes.perturbations.appearance import (
-    CameraPose,
-    ImageNoise,
-    LightLevels,
-    ObjectScale,
-    Recolour,
-)
-from tether.scenes.perturbations.base import Perturbation
-from tether.scenes.perturbations.dynamics import ObjectMove
-from tether.scenes.perturbations.layout import Occluder, PoseShift
+from tether.scenes.perturbations.base import REGISTRY, Perturbation
 
 MAPPINGS: Registry[Callable[[Section], list[Perturbation]]] = Registry("perturbation_config "
                                                                        "section")
+
+
+def _kind(name: str, **config: object) -> Perturbation:
+    """The registered kind `name` with `config` (kinds by name: the scene imports this module)."""
+    cls = REGISTRY.get(name)
+    return cls(cls.Config(**config))
 
 
 def _words(values: tuple[float, ...]) -> str:
@@ -64,16 +61,15 @@ def _uniform(section: str, scale: tuple[float, float, float]) -> float:
 
 
 def _lighting(s: Lighting) -> list[Perturbation]:
-    return [LightLevels(LightLevels.Config(s.ambient, s.diffuse, s.specular))]
+    return [_kind("light_levels", ambient=s.ambient, diffuse=s.diffuse, specular=s.specular)]
 
 
 def _observation(s: Observation) -> list[Perturbation]:
-    return [ImageNoise(ImageNoise.Config(s.brightness, s.sigma))]
+    return [_kind("image_noise", brightness=s.brightness, sigma=s.sigma)]
 
 
 def _camera(s: Camera) -> list[Perturbation]:
-    return [CameraPose(CameraPose.Config(pos=_words(s.pos), quat=_words(s.quat),
-                                         camera=s.name))]
+    return [_kind("camera_pose", pos=_words(s.pos), quat=_words(s.quat), camera=s.name)]
 
 
 def _runtime_move(s: RuntimeMove) -> list[Perturbation]:
@@ -81,31 +77,30 @@ def _runtime_move(s: RuntimeMove) -> list[Perturbation]:
     if at_step == 0 and s.trigger in ("step", "fixed_step"):
         raise TetherError(":runtime_move: trigger 'step' needs a (:step N) above 0")
     distance = max(math.hypot(*s.delta_xy), s.min_delta_norm)
-    return [ObjectMove(ObjectMove.Config(object=s.object, trigger=s.distance_threshold,
-                                         fallback_step=s.fallback_step, distance=distance,
-                                         direction=_words(s.delta_xy), at_step=at_step))]
+    return [_kind("object_move", object=s.object, trigger=s.distance_threshold,
+                  fallback_step=s.fallback_step, distance=distance,
+                  direction=_words(s.delta_xy), at_step=at_step)]
 
 
 def _appearance(s: Appearance) -> list[Perturbation]:
-    return [Recolour(Recolour.Config(object=t, rgb=_words(s.rgba[:3]))) for t in s.targets]
+    return [_kind("recolour", object=t, rgb=_words(s.rgba[:3])) for t in s.targets]
 
 
 def _placement(s: Placement) -> list[Perturbation]:
     scale = _uniform(Placement.key, s.mesh_scale)
-    return [Occluder(Occluder.Config(object=t, reference=s.reference,
-                                     offset=_words(s.offsets_xy[min(i, len(s.offsets_xy) - 1)]),
-                                     scale=scale, pin=s.pin_targets))
+    return [_kind("occluder", object=t, reference=s.reference,
+                  offset=_words(s.offsets_xy[min(i, len(s.offsets_xy) - 1)]),
+                  scale=scale, pin=s.pin_targets)
             for i, t in enumerate(s.targets)]
 
 
 def _shape(s: Shape) -> list[Perturbation]:
-    return [ObjectScale(ObjectScale.Config(object=s.target,
-                                           scale=_uniform(Shape.key, s.mesh_scale)))]
+    return [_kind("object_scale", object=s.target, scale=_uniform(Shape.key, s.mesh_scale))]
 
 
 def _initial_pose(s: InitialPose) -> list[Perturbation]:
-    return [PoseShift(PoseShift.Config(object=s.target, delta=_words(s.delta_xy),
-                                       min_distance=s.min_delta_norm, yaw=repr(float(s.yaw))))]
+    return [_kind("pose_shift", object=s.target, delta=_words(s.delta_xy),
+                  min_distance=s.min_delta_norm, yaw=repr(float(s.yaw)))]
 
 
 for _cls, _fn in ((Lighting, _lighting), (Observation, _observation), (Camera, _camera),
