@@ -8,7 +8,8 @@
 - `camera_angle` (reset): the agent-view camera orbits the table centre by a yaw (and tilts by a
   pitch) (LIBERO-PRO's camera_view_angle).
 - `light_levels` (reset): every light set to fixed levels (LIBERO-PRO's dim lighting).
-- `image_noise` (run): the policy's images darkened, with Gaussian pixel noise.
+- `image_noise` (run): rendered camera images (what a policy, verifier or detector gets)
+  darkened, with Gaussian pixel noise.
 - `camera_pose` (reset): a camera put at a given position and orientation.
 - `object_scale` (reset): an object's geometry scaled about its body (LIBERO-PRO object_shape).
 """
@@ -198,7 +199,7 @@ class ImageNoiseConfig:
 @register
 class ImageNoise(Perturbation):
     name, stage, Config = "image_noise", RUN, ImageNoiseConfig
-    summary = "the policy's camera images are darkened and get Gaussian pixel noise"
+    summary = "rendered camera images are darkened and get Gaussian pixel noise"
 
     def see(self, camera: str, image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         noisy = image.astype(np.float32) * self.config.brightness

@@ -11,7 +11,7 @@ same scene and instruction, and different seeds differ:
   the robot, the camera, lights, colours, friction and masses in the live MuJoCo model;
 - run time: `on_action` changes each commanded action, `after_step` may change the world after
   a control step, `perceive` changes the poses behaviours read, `see` changes the camera
-  images the scene hands a policy (`observe()["images"]`).
+  images the scene renders for a consumer (`render`: policies, verifiers, detectors).
 
     p = build("distractors:n=3")            # a Perturbation; `TetherError` on a bad spec
     REGISTRY["lighting"].Config()           # the defaults, documented in docs/perturbations.md
@@ -80,7 +80,7 @@ class Perturbation:
         return pose
 
     def see(self, camera: str, image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Change one camera image a policy gets (uint8 H x W x 3)."""
+        """Change one rendered camera image (uint8 H x W x 3, upright)."""
         return image
 
 

@@ -4,8 +4,8 @@ Construction applies the scene-stage perturbations to the task's BDDL problem an
 writes the edited problem to a cache file (named by its content, so identical perturbed tasks
 share it) and opens LIBERO on that file. Each reset loads the initial state, then runs every
 `on_reset` hook, then settles. Each step passes the action through `on_action` hooks and then
-runs `after_step` hooks; `pose_of` passes poses through `perceive` hooks and `observe` the
-policy's camera images through `see` hooks (success tests use LIBERO's own object states and are
+runs `after_step` hooks; `pose_of` passes poses through `perceive` hooks, `render` and
+`observe` camera images through `see` hooks (success tests use LIBERO's own object states and are
 never perturbed).
 
 A task file with LIBERO-PRO's `:perturbation_config` section is perturbed by it: its kinds
@@ -94,6 +94,7 @@ class PerturbedScene(LiberoScene):
         self._added = [n for n in self.problem.object_names()
                        if n not in self.original_problem.object_names()]
         self._run_rngs: list[np.random.Generator] = []
+        self._see_rngs: list[np.random.Generator] = []
         self.perturbation_state: dict[str, dict] = {}  # per-episode state of run-time kinds
         super().__init__(perturbed, init_state=init_state, seed=seed, **kwargs)
 
@@ -124,6 +125,8 @@ class PerturbedScene(LiberoScene):
         for i, p in enumerate(self.perturbations):
             p.on_reset(self, rng_for(self.seed, i, p.name, f"{RESET}-{self.init_state}"))
         self._run_rngs = [rng_for(self.seed, i, p.name, f"{RUN}-{self.init_state}")
+                          for i, p in enumerate(self.perturbations)]
+        self._see_rngs = [rng_for(self.seed, i, p.name, f"see-{self.init_state}")
                           for i, p in enumerate(self.perturbations)]
         sim = self._env.env.sim
         sim.forward()
@@ -196,12 +199,21 @@ class PerturbedScene(LiberoScene):
         for p, rng in zip(self.perturbations, self._run_rngs, strict=True):
             p.after_step(self, rng)
 
+    def _seen(self, camera: str, image: np.ndarray) -> np.ndarray:
+        for p, rng in zip(self.perturbations, self._see_rngs, strict=True):
+            image = p.see(camera, image, rng)
+        return image
+
     def observe(self) -> dict:
         obs = super().observe()
         if "images" in obs:
-            for p, rng in zip(self.perturbations, self._run_rngs, strict=True):
-                obs["images"] = {c: p.see(c, image, rng) for c, image in obs["images"].items()}
+            obs["images"] = {c: self._seen(c, image) for c, image in obs["images"].items()}
         return obs
+
+    def render(self, camera: str, size: tuple[int, int] = (128, 128)) -> np.ndarray:
+        """The frame as the camera delivers it to whoever renders it (policy, verifier,
+        detector): passed through the `see` hooks. Recorded frames (`capture`) stay clean."""
+        return self._seen(camera, super().render(camera, size))
 
     def pose_of(self, name: str) -> Pose:
         name = self._canonical(name)
