@@ -172,8 +172,8 @@ def _footprint(scene: PerturbedScene, name: str) -> tuple[np.ndarray, float, flo
     return (lo[:2] + hi[:2]) / 2, float(np.max(hi[:2] - lo[:2]) / 2), float((lo[2] + hi[2]) / 2)
 
 
-def clear_shift(scene: PerturbedScene, name: str, delta: np.ndarray, min_norm: float,
-                ignore: tuple[str, ...] = ()) -> np.ndarray:
+def clear_shift(scene: PerturbedScene, name: str, delta: np.ndarray,
+                min_norm: float) -> np.ndarray:
     """The horizontal shift of `name` closest to `delta` (length at least `min_norm`) that
     leaves its footprint clear of every other movable object on its level: the requested one,
     else the same length turned by 90, 180, 45 and 135 degrees, else 0.9, 1.1 and 1.25 times as
@@ -181,8 +181,7 @@ def clear_shift(scene: PerturbedScene, name: str, delta: np.ndarray, min_norm: f
     norm = max(float(np.linalg.norm(delta)), min_norm)
     base = float(np.arctan2(delta[1], delta[0])) if np.linalg.norm(delta) > 1e-9 else 0.0
     centre, radius, z = _footprint(scene, name)
-    others = [_footprint(scene, o) for o in scene.movable_objects()
-              if o != name and o not in ignore]
+    others = [_footprint(scene, o) for o in scene.movable_objects() if o != name]
     for length in (norm, max(0.9 * norm, min_norm), 1.1 * norm, 1.25 * norm):
         for turn in (0, 0.5, -0.5, 1, 0.25, -0.25, 0.75, -0.75):
             angle = base + turn * np.pi
@@ -194,12 +193,6 @@ def clear_shift(scene: PerturbedScene, name: str, delta: np.ndarray, min_norm: f
                    for c, r, oz in others):
                 return shift
     raise TetherError(f"no clear spot {norm:.2f} m from '{name}' on the table")
-
-
-def _set_yaw(scene: PerturbedScene, name: str, yaw: float) -> None:
-    joint = scene.model.joint(f"{name}_joint0")
-    adr = int(joint.qposadr[0])
-    scene.data.qpos[adr + 3:adr + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
 
 
 @dataclass(frozen=True)
@@ -228,9 +221,8 @@ class PoseShift(Perturbation):
         here = scene.true_pose_of(target).pos
         shift = clear_shift(scene, target, numbers("delta", self.config.delta, 2),
                             self.config.min_distance)
-        scene.set_object_position(target, np.array([*(here[:2] + shift), here[2]]))
-        if self.config.yaw:
-            _set_yaw(scene, target, float(self.config.yaw))
+        scene.set_object_position(target, np.array([*(here[:2] + shift), here[2]]),
+                                  yaw=float(self.config.yaw) if self.config.yaw else None)
 
 
 @dataclass(frozen=True)
@@ -262,16 +254,11 @@ class Occluder(Perturbation):
         ref = scene.true_pose_of(reference).pos
         spot = np.array([*(ref[:2] + numbers("offset", self.config.offset, 2)),
                          scene.true_pose_of(book).pos[2]])
-        scene.set_object_position(book, spot)
-        _set_yaw(scene, book, 0.0)
-        joint = scene.model.joint(f"{book}_joint0")
-        adr = int(joint.qposadr[0])
-        scene.perturbation_state[self.name] = {
-            "object": book, "qpos": scene.data.qpos[adr:adr + 7].copy(), "adr": adr}
+        scene.set_object_position(book, spot, yaw=0.0)
+        scene.perturbation_state[self.name] = {"object": book, "at": spot}
 
     def after_step(self, scene: PerturbedScene, rng: np.random.Generator) -> None:
         state = scene.perturbation_state[self.name]
         if self.config.pin:
-            scene.set_object_position(state["object"], state["qpos"][:3])
-            scene.data.qpos[state["adr"] + 3:state["adr"] + 7] = state["qpos"][3:]
+            scene.set_object_position(state["object"], state["at"], yaw=0.0)
             scene._env.env.sim.forward()

@@ -174,15 +174,26 @@ class PerturbedScene(LiberoScene):
         """The unperturbed pose (perception hooks change only what `pose_of` reports)."""
         return super().pose_of(name)
 
-    def set_object_position(self, name: str, pos: np.ndarray) -> None:
-        """Teleport a movable object (its free joint) to `pos`, keeping its orientation, at rest."""
+    def set_object_position(self, name: str, pos: np.ndarray, yaw: float | None = None) -> None:
+        """Teleport an entity's root body to `pos` at rest, turned to `yaw` radians about the
+        vertical if given (else keeping its orientation): a movable object through its free
+        joint, a fixture (cabinet, stove) through its body's place in the model."""
         name = self._canonical(name)
-        if name not in self._env.env.objects_dict:
-            raise TetherError(f"'{name}' is not a movable object")
-        joint = self.model.joint(f"{name}_joint0")
-        adr, dof = int(joint.qposadr[0]), int(joint.dofadr[0])
-        self._data.qpos[adr:adr + 3] = pos
-        self._data.qvel[dof:dof + 6] = 0.0
+        turn = None if yaw is None else [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+        if name in self._env.env.objects_dict:
+            joint = self.model.joint(f"{name}_joint0")
+            adr, dof = int(joint.qposadr[0]), int(joint.dofadr[0])
+            self._data.qpos[adr:adr + 3] = pos
+            if turn is not None:
+                self._data.qpos[adr + 3:adr + 7] = turn
+            self._data.qvel[dof:dof + 6] = 0.0
+        elif name in self._bodies:
+            body = self._bodies[name]
+            self.model.body_pos[body] += np.asarray(pos) - self._data.xpos[body]
+            if turn is not None:
+                self.model.body_quat[body] = turn
+        else:
+            raise TetherError(f"'{name}' is not an object or fixture of this scene")
 
     def movable_objects(self) -> list[str]:
         return list(self._env.env.objects_dict)

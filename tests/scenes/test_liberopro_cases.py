@@ -127,11 +127,12 @@ def test_view_occlusion_stands_the_book_scaled_in_front_of_the_target_and_pins_i
     scene = opened("05")
     try:
         book = "black_book_occluder_1"
-        pinned = scene.perturbation_state["occluder"]["qpos"][:3]
+        pinned = scene.perturbation_state["occluder"]["at"]
         assert np.allclose(pinned[:2], scene.pose_of(BOWL).pos[:2] + (0.08, 0.0), atol=0.005)
         for _ in range(5):
             scene.step(np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0]))
             assert np.allclose(scene.pose_of(book).pos, pinned, atol=1e-9)
+            assert scene.pose_of(book).yaw == pytest.approx(0.0, abs=1e-9)
     finally:
         scene.close()
 
