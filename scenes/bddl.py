@@ -305,7 +305,7 @@ def parse_problem(text: str, source: str = "<bddl>") -> Problem:
         if name not in names:
             raise r.error(tok, f"obj_of_interest '{name}' is not declared"
                                f"{did_you_mean(name, names)}")
-    config = read_perturbation_config(sections[":perturbation_config"], r, declared) \
+    config = read_perturbation_config(sections[":perturbation_config"], r, names) \
         if ":perturbation_config" in sections else None
     return Problem(problem_class=problem_class, language=language, regions=regions,
                    fixtures=fixtures, objects=objects, obj_of_interest=interest, init=init,

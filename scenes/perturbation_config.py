@@ -7,7 +7,9 @@ subsections, each `(:NAME (:enabled BOOL) (:mode MODE) (:key value ...) ...)`. A
 when it is enabled and its mode is not `none` (upstream's rule: `enabled` defaults to true, modes
 `none`/`default`/`identity`/`disabled`/`off` switch it off); absent keys take upstream's
 defaults. Every key and value is checked: an unknown key, a mode tether does not apply, a wrong
-number of values, an absurd value or an undeclared object is a `TetherError` at file:line:col.
+number of values, an absurd value or, in an enabled subsection, an undeclared name is a
+`TetherError` at file:line:col (disabled ones may name objects the file lacks, as upstream's
+files do).
 
     config = read_problem("task.bddl").perturbation_config   # None without the section
     config.case, config.active()                             # 'object_shape', [Shape(...)]
@@ -179,7 +181,7 @@ class PerturbationConfig:
 
 def read_perturbation_config(form: SList, r: Reader, declared: set[str]) -> PerturbationConfig:
     """The `(:perturbation_config ...)` form read and checked; `declared` are the file's
-    object and fixture names."""
+    object, fixture and region names (an enabled subsection may name only those)."""
     facts: dict[str, str] = {}
     sections: dict[str, Section | None] = {}
     seen: set[str] = set()
@@ -215,6 +217,7 @@ def _section(cls: type, form: SList, r: Reader, declared: set[str]) -> Section |
     fields = {f.name: f for f in dataclasses.fields(cls)}
     values: dict[str, object] = {}
     enabled, mode, mode_at = True, "", form
+    named: list[tuple[str, Token | SList]] = []  # names that must exist, checked when enabled
     for item in form.items[1:]:
         if not isinstance(item, SList) or not item.items:
             raise r.error(item, f":{cls.key}: expected (:key value ...)")
@@ -227,7 +230,9 @@ def _section(cls: type, form: SList, r: Reader, declared: set[str]) -> Section |
         elif key in fields:
             if key in values:
                 raise r.error(item, f":{cls.key}: ':{key}' appears twice")
-            values[key] = _value(r, item, key, fields[key].type, args, declared, cls.key)
+            values[key] = _value(r, item, key, fields[key].type, args)
+            if key in _NAMES:
+                named += [(r.word(a, "a name"), a) for a in args]
         else:
             known = ("enabled", "mode", *fields)
             raise r.error(item, f":{cls.key} has no key ':{key}'{did_you_mean(key, known)}; "
@@ -238,6 +243,10 @@ def _section(cls: type, form: SList, r: Reader, declared: set[str]) -> Section |
         raise r.error(mode_at, f":{cls.key}: tether does not apply mode '{mode}'"
                                f"{did_you_mean(mode, cls.modes)}; it applies "
                                f"{', '.join(cls.modes)} (or none)")
+    for name, tok in named:
+        if name not in declared:
+            raise r.error(tok, f":{cls.key}: '{name}' is not an object, fixture or region of "
+                               f"this task{did_you_mean(name, declared)}")
     required = [k for k in ("target", "targets") if k in fields and not values.get(k)]
     if required:
         raise r.error(form, f":{cls.key} is enabled but names no (:{required[0]} ...)")
@@ -267,8 +276,7 @@ def _numbers(r: Reader, item: SList, key: str, args: list, n: int) -> tuple[floa
     return numbers
 
 
-def _value(r: Reader, item: SList, key: str, typ: str, args: list, declared: set[str],
-           section: str) -> object:
+def _value(r: Reader, item: SList, key: str, typ: str, args: list) -> object:
     if typ in ("float", "int"):
         (x,) = _numbers(r, item, key, args, 1)
         if typ == "int" and x != int(x):
@@ -301,11 +309,6 @@ def _value(r: Reader, item: SList, key: str, typ: str, args: list, declared: set
     names = tuple(r.word(a, "a name") for a in args)
     if not names:
         raise r.error(item, f"':{key}' needs a value")
-    if key in _NAMES:
-        for name, tok in zip(names, args, strict=True):
-            if name not in declared:
-                raise r.error(tok, f":{section}: '{name}' is not an object or fixture of this "
-                                   f"task{did_you_mean(name, declared)}")
     if typ == "str":
         if len(names) != 1:
             raise r.error(item, f"':{key}' takes one value, got {len(names)}")

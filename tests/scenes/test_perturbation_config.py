@@ -53,6 +53,12 @@ def test_the_facts_are_kept_and_a_file_without_the_section_has_no_config():
     assert plain.perturbation_config is None
 
 
+def test_an_enabled_section_may_name_a_region_as_upstreams_files_do():
+    text = OCCLUSION.replace("(:avoid_targets plate_1)", "(:avoid_targets main_table_plate_region)")
+    placement = parse_problem(text).perturbation_config.object_placement
+    assert placement.avoid_targets == ("main_table_plate_region",)
+
+
 def test_absent_keys_take_upstreams_defaults():
     text = OCCLUSION.replace("(:offsets_xy ((0.080 0.000)))", "").replace(
         "(:mesh_scale 1.6 1.6 1.6)", "")
@@ -81,7 +87,7 @@ def test_the_section_is_not_written_back():
         ("(:min_avoid_distance 0.08)", "(:min_avoid_distance -0.08)", "must be >= 0"),
         ("(:min_avoid_distance 0.08)", "(:min_avoid_distance far)", "'far' is not a number"),
         ("(:reference akita_black_bowl_1)", "(:reference akita_black_bowl_2)",
-         "'akita_black_bowl_2' is not an object or fixture of this task (did you mean "
+         "'akita_black_bowl_2' is not an object, fixture or region of this task (did you mean "
          "'akita_black_bowl_1'?)"),
         ("(:pin_targets true)", "(:pin_targets yes)", "expected true or false, found 'yes'"),
         ("(:target_quat 1.0 0.0 0.0 0.0)", "(:target_quat 0 0 0 0)", "zero quaternion"),
@@ -102,9 +108,10 @@ def test_a_bad_key_or_value_is_a_located_error(tmp_path, old, new, message):
     assert text.startswith(f"{path}:{line}:")
 
 
-def test_a_disabled_section_is_not_checked_for_its_mode_but_its_keys_are():
+def test_a_disabled_section_is_not_checked_for_its_mode_or_names_but_its_keys_are():
     off = OCCLUSION.replace("(:enabled true) (:mode front_occlusion)",
-                            "(:enabled false) (:mode anything)")
+                            "(:enabled false) (:mode anything)").replace(
+        "(:targets black_book_occluder_1)", "(:targets black_book_occluder_9)")
     assert parse_problem(off).perturbation_config.active() == []
     with pytest.raises(TetherError, match="has no key ':offset'"):
         parse_problem(off.replace(":offsets_xy", ":offset"))
