@@ -87,10 +87,21 @@ def _appearance(s: Appearance) -> list[Perturbation]:
 
 
 def _placement(s: Placement) -> list[Perturbation]:
-    scale = _uniform(Placement.key, s.mesh_scale)
+    w, x, y, z = s.target_quat
+    if abs(x) > 1e-6 or abs(y) > 1e-6:
+        raise TetherError(f":{Placement.key}: tether turns an occluder about the vertical only; "
+                          f"target_quat {_words(s.target_quat)} tilts it")
+    if s.z_offset:
+        raise TetherError(f":{Placement.key}: tether keeps the occluder's height; z_offset "
+                          f"{s.z_offset} is not applied")
     return [_kind("occluder", object=t, reference=s.reference,
                   offset=_words(s.offsets_xy[min(i, len(s.offsets_xy) - 1)]),
-                  scale=scale, pin=s.pin_targets)
+                  front=_words(s.front_direction), yaw=2 * math.atan2(z, w),
+                  scale=_uniform(Placement.key, s.mesh_scale), pin=s.pin_targets,
+                  min_distance=s.min_reference_distance, avoid="+".join(s.avoid_targets),
+                  avoid_gap=s.min_avoid_distance, between=s.between_object,
+                  between_distance=s.min_between_distance,
+                  between_shift=_words(s.between_delta_xy))
             for i, t in enumerate(s.targets)]
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tether.scenes.catalogue import task_from_file
-from tether.scenes.perturbations.appearance import ImageNoise, ImageNoiseConfig
+from tether.scenes.perturbations.appearance import ImageNoise, ImageNoiseConfig, _object_geoms
 
 FIXTURES = Path(__file__).parent / "liberopro"
 BOWL = "akita_black_bowl_1"
@@ -109,8 +109,6 @@ def test_runtime_object_move_fires_the_step_the_gripper_comes_within_0_09_m():
 
 @pytest.mark.slow
 def test_object_texture_paints_the_destination_table_coloured_without_texture(reference):
-    from tether.scenes.perturbations.appearance import _object_geoms
-
     scene = opened("04")
     try:
         m = scene.model
@@ -123,12 +121,21 @@ def test_object_texture_paints_the_destination_table_coloured_without_texture(re
 
 
 @pytest.mark.slow
-def test_view_occlusion_stands_the_book_scaled_in_front_of_the_target_and_pins_it():
+def test_view_occlusion_stands_the_book_in_front_of_the_target_clear_of_both_and_pins_it():
     scene = opened("05")
     try:
         book = "black_book_occluder_1"
-        pinned = scene.perturbation_state["occluder"]["at"]
-        assert np.allclose(pinned[:2], scene.pose_of(BOWL).pos[:2] + (0.08, 0.0), atol=0.005)
+        state = scene.perturbation_state["occluder"]
+        pinned, offset = state["at"], state["offset"]
+        # the file's offset, 8 cm toward the camera (+x), would sink the 1.6x book into the
+        # bowl: the next of upstream's candidates, 12 cm straight ahead, is taken
+        assert np.allclose(offset, (0.12, 0.0))
+        touching = {frozenset((int(c.geom1), int(c.geom2))) for c in
+                    scene.data.contact[:scene.data.ncon] if c.dist < -1e-3}
+        assert not any(pair & set(_object_geoms(scene, book)) and pair & set(
+            _object_geoms(scene, BOWL)) for pair in touching)
+        assert np.allclose(pinned[:2], scene.start_pose_of(BOWL).pos[:2] + offset, atol=0.005)
+        assert np.linalg.norm(pinned[:2] - scene.start_pose_of("plate_1").pos[:2]) >= 0.13
         for _ in range(5):
             scene.step(np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0]))
             assert np.allclose(scene.pose_of(book).pos, pinned, atol=1e-9)
