@@ -9,8 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tether.errors import TetherError
+from tether.scenes.bddl import parse_problem, read_problem
 from tether.scenes.catalogue import task_from_file
+from tether.scenes.perturbations import build
 from tether.scenes.perturbations.appearance import ImageNoise, ImageNoiseConfig, _object_geoms
+from tether.scenes.perturbations.bddl_config import perturbations_of
 
 FIXTURES = Path(__file__).parent / "liberopro"
 BOWL = "akita_black_bowl_1"
@@ -18,6 +22,39 @@ BOWL = "akita_black_bowl_1"
 
 def case(name: str):
     return task_from_file(next(FIXTURES.glob(f"{name}*.bddl")))
+
+
+def test_each_case_maps_onto_kinds_with_upstreams_parameters():
+    specs = {path.stem: [str(p) for p in perturbations_of(read_problem(path).perturbation_config)]
+             for path in sorted(FIXTURES.glob("*.bddl"))}
+    assert specs == {
+        "01_visual_noise_glare": ["light_levels", "image_noise"],
+        "02_camera_view_angle": ["camera_pose"],
+        "03_runtime_object_move": [f"object_move:object={BOWL},distance="
+                                   f"{float(np.hypot(0.17, 0.06))!r},direction=0.17 0.06"],
+        "04_object_texture": ["recolour:object=plate_1,rgb=0.72 0.63 0.5"],
+        "05_view_occlusion": [f"occluder:object=black_book_occluder_1,reference={BOWL},"
+                              "avoid=plate_1"],
+        "06_object_shape": [f"object_scale:object={BOWL}"],
+        "07_initial_pose_position_angle": [f"pose_shift:object={BOWL}"],
+    }
+    # the kinds' defaults are LIBERO-PRO's values, and every spec builds the same kind again
+    for kinds in specs.values():
+        assert [str(build(spec)) for spec in kinds] == kinds
+
+
+def test_a_step_trigger_moves_at_that_step_and_what_tether_cannot_apply_is_an_error():
+    text = (FIXTURES / "03_runtime_object_move.bddl").read_text()
+    at_step = parse_problem(text.replace("(:trigger near_grasp)", "(:trigger step)"))
+    (move,) = perturbations_of(at_step.perturbation_config)
+    assert (move.config.at_step, move.config.fallback_step) == (80, 160)
+    shape = (FIXTURES / "06_object_shape.bddl").read_text().replace("0.5 0.5 0.5", "0.5 0.5 1")
+    with pytest.raises(TetherError, match="tether scales uniformly"):
+        perturbations_of(parse_problem(shape).perturbation_config)
+    tilted = (FIXTURES / "05_view_occlusion.bddl").read_text().replace(
+        "(:target_quat 1.0 0.0 0.0 0.0)", "(:target_quat 0.7 0.7 0.0 0.0)")
+    with pytest.raises(TetherError, match="about the vertical only"):
+        perturbations_of(parse_problem(tilted).perturbation_config)
 
 
 def test_image_noise_darkens_by_brightness_and_adds_noise_of_sigma():
