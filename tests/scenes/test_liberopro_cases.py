@@ -90,7 +90,7 @@ def opened(name: str, **kwargs):
 def test_visual_noise_glare_dims_every_light_and_noises_the_policy_image(reference):
     from tether.scenes.libero_scene import LiberoScene
 
-    scene = opened("01", cameras=("agentview",))
+    scene = opened("01", cameras=("agentview",), image_size=(32, 32))
     try:
         assert [str(p) for p in scene.perturbations] == ["light_levels", "image_noise"]
         m = scene.model
