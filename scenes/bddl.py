@@ -14,6 +14,10 @@ Each finding is a `TetherError` located at file:line:column:
 Perturbations that change a scene edit a `Problem` (add objects, retarget the goal, reword the
 instruction) and write it to a new file; `Problem.to_bddl` writes what LIBERO's parser reads
 (names lower-case, as LIBERO's tokenizer makes them anyway).
+
+LIBERO-PRO's `(:perturbation_config ...)` section is read into `Problem.perturbation_config`
+(`tether.scenes.perturbation_config`, every key checked); scenes apply it as perturbations
+(`tether.scenes.perturbations.bddl_config`), so `to_bddl` leaves it out.
 """
 
 from __future__ import annotations
@@ -25,28 +29,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tether.errors import TetherError, did_you_mean
+from tether.scenes.perturbation_config import PerturbationConfig, read_perturbation_config
+from tether.scenes.sexpr import Reader, SList, Token, parse
 
 SECTIONS = (":domain", ":language", ":regions", ":fixtures", ":objects", ":obj_of_interest",
-            ":init", ":goal", ":requirements")
+            ":init", ":goal", ":requirements", ":perturbation_config")
 REGION_KEYS = (":target", ":ranges", ":yaw_rotation", ":rgba")
-
-
-@dataclass(frozen=True)
-class Token:
-    text: str
-    line: int
-    col: int
-
-
-# An s-expression: a token or a list of them, each list carrying where it opened.
-@dataclass
-class SList:
-    items: list[Token | SList]
-    line: int
-    col: int
-
-    def head(self) -> str:
-        return self.items[0].text.lower() if self.items and isinstance(self.items[0], Token) else ""
 
 
 @dataclass
@@ -78,6 +66,8 @@ class Problem:
     init: list[tuple[str, ...]]
     goal: list[tuple[str, ...]]
     source: str = "<bddl>"
+    # LIBERO-PRO's robustness section, applied by tether's perturbations (never written back)
+    perturbation_config: PerturbationConfig | None = None
 
     def category_of(self, name: str) -> str | None:
         for table in (self.objects, self.fixtures):
@@ -140,46 +130,6 @@ class Problem:
 
 
 # --- reading -------------------------------------------------------------------------------
-def _tokenize(text: str) -> list[Token]:
-    tokens = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        line = line.split(";", 1)[0]
-        for m in re.finditer(r"\(|\)|[^\s()]+", line):
-            tokens.append(Token(m.group(), lineno, m.start() + 1))
-    return tokens
-
-
-def _parse(tokens: list[Token], source: str) -> SList:
-    stack: list[SList] = []
-    top: SList | None = None
-    for tok in tokens:
-        if tok.text == "(":
-            lst = SList([], tok.line, tok.col)
-            if stack:
-                stack[-1].items.append(lst)
-            elif top is not None:
-                raise TetherError(f"{source}:{tok.line}:{tok.col}: text after the end of "
-                                  "the problem")
-            else:
-                top = lst
-            stack.append(lst)
-        elif tok.text == ")":
-            if not stack:
-                raise TetherError(f"{source}:{tok.line}:{tok.col}: unbalanced ')'")
-            stack.pop()
-        elif not stack:
-            raise TetherError(f"{source}:{tok.line}:{tok.col}: '{tok.text}' outside the "
-                              "(define ...) form")
-        else:
-            stack[-1].items.append(tok)
-    if stack:
-        raise TetherError(f"{source}:{stack[-1].line}:{stack[-1].col}: this '(' is never "
-                          "closed")
-    if top is None:
-        raise TetherError(f"{source}:1:1: empty file; a BDDL problem is (define (problem ...) ...)")
-    return top
-
-
 @functools.cache
 def libero_vocabulary() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """What the installed LIBERO knows: problem classes, object categories, predicates."""
@@ -194,25 +144,7 @@ def libero_vocabulary() -> tuple[frozenset[str], frozenset[str], frozenset[str]]
             frozenset(VALIDATE_PREDICATE_FN_DICT))
 
 
-class _Reader:
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def error(self, at: Token | SList, message: str) -> TetherError:
-        return TetherError(f"{self.source}:{at.line}:{at.col}: {message}")
-
-    def word(self, item: Token | SList, what: str) -> str:
-        if not isinstance(item, Token):
-            raise self.error(item, f"expected {what}, found a list")
-        return item.text.lower()
-
-    def number(self, item: Token | SList) -> float:
-        text = self.word(item, "a number")
-        try:
-            return float(text)
-        except ValueError:
-            raise self.error(item, f"'{text}' is not a number") from None
-
+class _Reader(Reader):
     def declarations(self, form: SList) -> dict[str, list[str]]:
         table: dict[str, list[str]] = {}
         pending: list[str] = []
@@ -292,7 +224,7 @@ class _Reader:
 def parse_problem(text: str, source: str = "<bddl>") -> Problem:
     """Parse and check BDDL text; `TetherError` at file:line:column for anything not understood."""
     r = _Reader(source)
-    top = _parse(_tokenize(text), source)
+    top = parse(text, source)
     if top.head() != "define":
         raise r.error(top, "a BDDL problem starts with (define (problem NAME) ...)")
     sections: dict[str, SList] = {}
@@ -373,9 +305,11 @@ def parse_problem(text: str, source: str = "<bddl>") -> Problem:
         if name not in names:
             raise r.error(tok, f"obj_of_interest '{name}' is not declared"
                                f"{did_you_mean(name, names)}")
+    config = read_perturbation_config(sections[":perturbation_config"], r, names) \
+        if ":perturbation_config" in sections else None
     return Problem(problem_class=problem_class, language=language, regions=regions,
                    fixtures=fixtures, objects=objects, obj_of_interest=interest, init=init,
-                   goal=goal, source=source)
+                   goal=goal, source=source, perturbation_config=config)
 
 
 def read_problem(path: Path | str) -> Problem:

@@ -10,7 +10,8 @@ same scene and instruction, and different seeds differ:
 - reset (after the initial state is loaded, before the scene settles): `on_reset` moves objects,
   the robot, the camera, lights, colours, friction and masses in the live MuJoCo model;
 - run time: `on_action` changes each commanded action, `after_step` may change the world after
-  a control step, `perceive` changes the poses behaviours read.
+  a control step, `perceive` changes the poses behaviours read, `see` changes the camera
+  images the scene renders for a consumer (`render`: policies, verifiers, detectors).
 
     p = build("distractors:n=3")            # a Perturbation; `TetherError` on a bad spec
     REGISTRY["lighting"].Config()           # the defaults, documented in docs/perturbations.md
@@ -78,6 +79,10 @@ class Perturbation:
     def perceive(self, name: str, pose: Pose, rng: np.random.Generator) -> Pose:
         return pose
 
+    def see(self, camera: str, image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Change one rendered camera image (uint8 H x W x 3, upright)."""
+        return image
+
 
 REGISTRY: Registry[type[Perturbation]] = Registry("perturbation")
 
@@ -91,6 +96,17 @@ def rng_for(seed: int, index: int, name: str, stream: str) -> np.random.Generato
     """The generator of the `index`-th perturbation for one stream (scene, reset or run)."""
     return np.random.default_rng([seed, index, zlib.crc32(name.encode()),
                                   zlib.crc32(stream.encode())])
+
+
+def numbers(key: str, text: str, n: int) -> np.ndarray:
+    """A config string of `n` space-separated finite numbers ('0.1 0.2'); ValueError if not."""
+    try:
+        values = np.array([float(v) for v in text.split()])
+    except ValueError:
+        values = np.array([])
+    if len(values) != n or not np.all(np.isfinite(values)):
+        raise ValueError(f"{key} must be {n} numbers separated by spaces, got '{text}'")
+    return values
 
 
 def _convert(kind: str, field: dataclasses.Field, text: str) -> Any:

@@ -2,7 +2,8 @@
 
 - `friction_mass` (reset): an object's sliding friction and mass are scaled, so grasps slip.
 - `object_move` (run): the object is displaced once, when the gripper first comes within
-  `trigger` metres of it (0.09 m in LIBERO-PRO's runtime_object_move) or at `fallback_step`.
+  `trigger` metres of it (0.09 m in LIBERO-PRO's runtime_object_move) or at `fallback_step`
+  (or at `at_step` whatever the distance), in a seeded or a given direction.
 - `actuation_noise` (run): Gaussian noise on every commanded arm action (normalised units).
 """
 
@@ -14,8 +15,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tether.scenes.perturbations.appearance import _object_geoms
-from tether.scenes.perturbations.base import RESET, RUN, Perturbation, register
+from tether.scenes.perturbations.base import RESET, RUN, Perturbation, numbers, register
 from tether.scenes.perturbations.edits import TABLE_X, TABLE_Y, main_object
+from tether.scenes.perturbations.layout import clear_shift
 
 if TYPE_CHECKING:
     from tether.scenes.perturbations.scene import PerturbedScene
@@ -50,7 +52,15 @@ class MoveConfig:
     object: str = ""  # default: the task's main object
     trigger: float = 0.09  # metres between the gripper and the object that trigger the move
     fallback_step: int = 160  # move at this step if never triggered (0: never)
-    distance: float = 0.08  # metres, in a seeded horizontal direction
+    distance: float = 0.08  # metres it moves at least
+    direction: str = ""  # 'dx dy': the requested direction (to a clear spot); '' a seeded one
+    at_step: int = 0  # move at this step whatever the distance (0: on the trigger)
+
+    def __post_init__(self) -> None:
+        if self.direction:
+            numbers("direction", self.direction, 2)
+        if min(self.trigger, self.distance, self.fallback_step, self.at_step) < 0:
+            raise ValueError("trigger, distance, fallback_step and at_step must be >= 0")
 
 
 @register
@@ -68,18 +78,27 @@ class ObjectMove(Perturbation):
         target = scene.resolve(self.config.object) if self.config.object else \
             main_object(scene.problem)
         here = scene.true_pose_of(target).pos
-        near = np.linalg.norm(scene.eef_pose().pos - here) < self.config.trigger
-        late = 0 < self.config.fallback_step <= scene.steps + 1
-        if not (near or late):
+        step = scene.steps + 1
+        if self.config.at_step:
+            due = step >= self.config.at_step
+        else:
+            due = np.linalg.norm(scene.eef_pose().pos - here) <= self.config.trigger or \
+                0 < self.config.fallback_step <= step
+        if not due:
             return
-        for _ in range(100):
-            angle = rng.uniform(0, 2 * np.pi)
-            xy = here[:2] + self.config.distance * np.array([np.cos(angle), np.sin(angle)])
-            if TABLE_X[0] <= xy[0] <= TABLE_X[1] and TABLE_Y[0] <= xy[1] <= TABLE_Y[1]:
-                break
+        if self.config.direction:
+            xy = here[:2] + clear_shift(scene, target, numbers("direction",
+                                                                self.config.direction, 2),
+                                        self.config.distance)
+        else:
+            for _ in range(100):
+                angle = rng.uniform(0, 2 * np.pi)
+                xy = here[:2] + self.config.distance * np.array([np.cos(angle), np.sin(angle)])
+                if TABLE_X[0] <= xy[0] <= TABLE_X[1] and TABLE_Y[0] <= xy[1] <= TABLE_Y[1]:
+                    break
         scene.set_object_position(target, np.array([xy[0], xy[1], here[2] + 0.005]))
         scene._env.env.sim.forward()
-        state["moved_at"] = scene.steps + 1
+        state["moved_at"] = step
         state["from"], state["to"] = here, np.array([xy[0], xy[1], here[2]])
 
 

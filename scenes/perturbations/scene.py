@@ -4,8 +4,13 @@ Construction applies the scene-stage perturbations to the task's BDDL problem an
 writes the edited problem to a cache file (named by its content, so identical perturbed tasks
 share it) and opens LIBERO on that file. Each reset loads the initial state, then runs every
 `on_reset` hook, then settles. Each step passes the action through `on_action` hooks and then
-runs `after_step` hooks; `pose_of` passes poses through `perceive` hooks (success tests use
-LIBERO's own object states and are never perturbed).
+runs `after_step` hooks; `pose_of` passes poses through `perceive` hooks, `render` and
+`observe` camera images through `see` hooks (success tests use LIBERO's own object states and are
+never perturbed).
+
+A task file with LIBERO-PRO's `:perturbation_config` section is perturbed by it: its kinds
+(`task_perturbations`, mapped by `tether.scenes.perturbations.bddl_config`) come first in
+`perturbations`, before the ones given.
 
 Recorded initial states of LIBERO tasks survive added objects: a recorded state is copied joint
 by joint in model order into the perturbed model, skipping the joints of objects the
@@ -33,6 +38,14 @@ from tether.scenes.perturbations.base import RESET, RUN, SCENE, Perturbation, rn
 from tether.scenes.robot import Pose
 
 _JOINT_SIZES = {0: (7, 6), 1: (4, 3), 2: (1, 1), 3: (1, 1)}  # free, ball, slide, hinge
+
+
+def task_perturbations(task: Task) -> list[Perturbation]:
+    """What the task file's own LIBERO-PRO `:perturbation_config` applies (mostly nothing);
+    a perturbed scene applies these first, then the ones it is given."""
+    from tether.scenes.perturbations.bddl_config import perturbations_of
+
+    return perturbations_of(read_problem(task.bddl_file).perturbation_config)
 
 
 def perturb_task(task: Task, perturbations: Sequence[Perturbation], seed: int
@@ -74,13 +87,14 @@ class PerturbedScene(LiberoScene):
     def __init__(self, task: Task | str, perturbations: Sequence[Perturbation],
                  init_state: int = 0, seed: int = 0, **kwargs: Any) -> None:
         base = get_task(task) if isinstance(task, str) else task
-        self.perturbations = tuple(perturbations)
+        self.perturbations = (*task_perturbations(base), *perturbations)
         self.base_task = base
         self.text_seed = seed  # the instruction's edits were drawn with it
         perturbed, self.original_problem, self.problem = perturb_task(base, perturbations, seed)
         self._added = [n for n in self.problem.object_names()
                        if n not in self.original_problem.object_names()]
         self._run_rngs: list[np.random.Generator] = []
+        self._see_rngs: list[np.random.Generator] = []
         self.perturbation_state: dict[str, dict] = {}  # per-episode state of run-time kinds
         super().__init__(perturbed, init_state=init_state, seed=seed, **kwargs)
 
@@ -92,7 +106,7 @@ class PerturbedScene(LiberoScene):
         """Apply `perturbations` drawn with `seed` from the next reset on. Only for a list whose
         scene stage gives this scene's problem (`model_key` is the same); the reset and run
         stages then are what a scene built with them would do."""
-        self.perturbations = tuple(perturbations)
+        self.perturbations = (*task_perturbations(self.base_task), *perturbations)
         self.text_seed = seed
         self.perturbation_state = {}
 
@@ -111,6 +125,8 @@ class PerturbedScene(LiberoScene):
         for i, p in enumerate(self.perturbations):
             p.on_reset(self, rng_for(self.seed, i, p.name, f"{RESET}-{self.init_state}"))
         self._run_rngs = [rng_for(self.seed, i, p.name, f"{RUN}-{self.init_state}")
+                          for i, p in enumerate(self.perturbations)]
+        self._see_rngs = [rng_for(self.seed, i, p.name, f"see-{self.init_state}")
                           for i, p in enumerate(self.perturbations)]
         sim = self._env.env.sim
         sim.forward()
@@ -158,15 +174,26 @@ class PerturbedScene(LiberoScene):
         """The unperturbed pose (perception hooks change only what `pose_of` reports)."""
         return super().pose_of(name)
 
-    def set_object_position(self, name: str, pos: np.ndarray) -> None:
-        """Teleport a movable object (its free joint) to `pos`, keeping its orientation, at rest."""
+    def set_object_position(self, name: str, pos: np.ndarray, yaw: float | None = None) -> None:
+        """Teleport an entity's root body to `pos` at rest, turned to `yaw` radians about the
+        vertical if given (else keeping its orientation): a movable object through its free
+        joint, a fixture (cabinet, stove) through its body's place in the model."""
         name = self._canonical(name)
-        if name not in self._env.env.objects_dict:
-            raise TetherError(f"'{name}' is not a movable object")
-        joint = self.model.joint(f"{name}_joint0")
-        adr, dof = int(joint.qposadr[0]), int(joint.dofadr[0])
-        self._data.qpos[adr:adr + 3] = pos
-        self._data.qvel[dof:dof + 6] = 0.0
+        turn = None if yaw is None else [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+        if name in self._env.env.objects_dict:
+            joint = self.model.joint(f"{name}_joint0")
+            adr, dof = int(joint.qposadr[0]), int(joint.dofadr[0])
+            self._data.qpos[adr:adr + 3] = pos
+            if turn is not None:
+                self._data.qpos[adr + 3:adr + 7] = turn
+            self._data.qvel[dof:dof + 6] = 0.0
+        elif name in self._bodies:
+            body = self._bodies[name]
+            self.model.body_pos[body] += np.asarray(pos) - self._data.xpos[body]
+            if turn is not None:
+                self.model.body_quat[body] = turn
+        else:
+            raise TetherError(f"'{name}' is not an object or fixture of this scene")
 
     def movable_objects(self) -> list[str]:
         return list(self._env.env.objects_dict)
@@ -182,6 +209,22 @@ class PerturbedScene(LiberoScene):
         super()._apply(np.clip(action, -1.0, 1.0))
         for p, rng in zip(self.perturbations, self._run_rngs, strict=True):
             p.after_step(self, rng)
+
+    def _seen(self, camera: str, image: np.ndarray) -> np.ndarray:
+        for p, rng in zip(self.perturbations, self._see_rngs, strict=True):
+            image = p.see(camera, image, rng)
+        return image
+
+    def observe(self) -> dict:
+        obs = super().observe()
+        if "images" in obs:
+            obs["images"] = {c: self._seen(c, image) for c, image in obs["images"].items()}
+        return obs
+
+    def render(self, camera: str, size: tuple[int, int] = (128, 128)) -> np.ndarray:
+        """The frame as the camera delivers it to whoever renders it (policy, verifier,
+        detector): passed through the `see` hooks. Recorded frames (`capture`) stay clean."""
+        return self._seen(camera, super().render(camera, size))
 
     def pose_of(self, name: str) -> Pose:
         name = self._canonical(name)
@@ -200,14 +243,20 @@ def model_key(task: Task | str, perturbations: Sequence[Perturbation] = (), seed
     scene-stage edit) and the env's settings. Two calls with one key build the same model; they
     differ at most in what a reset sets (init state, seed, reset- and run-stage perturbations)."""
     base = get_task(task) if isinstance(task, str) else task
-    bddl = perturb_task(base, perturbations, seed)[0].bddl_file if perturbations else \
-        base.bddl_file
+    bddl = perturb_task(base, perturbations, seed)[0].bddl_file if _perturbed(base, perturbations) \
+        else base.bddl_file
     return str(bddl), repr(sorted(kwargs.items()))
+
+
+def _perturbed(task: Task, perturbations: Sequence[Perturbation]) -> bool:
+    return bool(perturbations) or bool(task_perturbations(task))
 
 
 def open_scene(task: Task | str, perturbations: Sequence[Perturbation] = (), init_state: int = 0,
                seed: int = 0, **kwargs: Any) -> LiberoScene:
-    """A `LiberoScene`, perturbed when `perturbations` is not empty."""
-    if perturbations:
-        return PerturbedScene(task, perturbations, init_state=init_state, seed=seed, **kwargs)
-    return LiberoScene(task, init_state=init_state, seed=seed, **kwargs)
+    """A `LiberoScene`, perturbed when `perturbations` is not empty or the task file has a
+    `:perturbation_config` section."""
+    base = get_task(task) if isinstance(task, str) else task
+    if _perturbed(base, perturbations):
+        return PerturbedScene(base, perturbations, init_state=init_state, seed=seed, **kwargs)
+    return LiberoScene(base, init_state=init_state, seed=seed, **kwargs)

@@ -41,8 +41,9 @@ def test_a_goal_and_objects_read_as_libero_reads_them():
                                               "'plate'?)"),
         ("(problem LIBERO_Tabletop_Manipulation)", "(problem LIBERO_Tabletop_Manip)",
          "unknown problem class 'libero_tabletop_manip'"),
-        ("  (:obj_of_interest", "  (:perturbation_config (glare 0.5))\n  (:obj_of_interest",
-         "tether does not understand section ':perturbation_config'"),
+        ("  (:obj_of_interest", "  (:perturbations (glare 0.5))\n  (:obj_of_interest",
+         "tether does not understand section ':perturbations' (did you mean "
+         "':perturbation_config'?)"),
         ("(:target main_table)", "(:target main_table) (:height 3)", "unknown key ':height'"),
         ("(On plate_1 main_table_plate_region)", "(On plate_1 main_table_plate_regoin)",
          "did you mean 'main_table_plate_region'?"),

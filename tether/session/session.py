@@ -173,10 +173,12 @@ class Session:
         cfg, scene, out = self.config, self.scene, self.run_dir
         instruction = self.instruction
         params = {k: str(v) for k, v in compiled.bindings.items()}
+        # the scene's own list: the task file's :perturbation_config first, then the -p specs
+        applied = tuple(str(p) for p in getattr(scene, "perturbations", self.perturbations))
         recorder = Recorder(out, compiled.root, scene, frames=cfg.frames, meta={
             "tree": tree, "task": self.entry.id, "instruction": instruction,
             "init_state": cfg.index, "seed": cfg.seed, "budget": cfg.budget,
-            "params": params}) if cfg.record else None
+            "params": params, "perturbations": list(applied)}) if cfg.record else None
         store = self.store
         observers: list[Callable[[Tick], None]] = [EventRecorder(scene)]
         observers += [recorder] if recorder else []
@@ -212,7 +214,7 @@ class Session:
                            init_state=cfg.index, seed=cfg.seed, params=params, result=result,
                            wall_seconds=round(time.perf_counter() - self.wall, 2),
                            run_dir=str(out), memory=consolidated,
-                           perturbations=tuple(str(p) for p in self.perturbations))
+                           perturbations=applied)
         (out / "result.json").write_text(json.dumps(asdict(record), indent=2) + "\n",
                                          encoding="utf-8")
         return record
