@@ -82,8 +82,8 @@ class Target:
         if self.at == "door":
             return door_point(robot.hinge_of(name), deref(self.offset))
         if self.at == "joint":
-            return robot.joint_of(name).origin + joint_turn(robot, name, self.closing).apply(
-                np.asarray(deref(self.offset), dtype=float))
+            return robot.joint_of(name).origin + robot.joint_of(name).frame(self.closing) @ \
+                np.asarray(deref(self.offset), dtype=float)
         pos = robot.pose_of(name).pos.copy()
         if self.at in ("grasp", "grasp_square"):
             pos = grasp_point(name, *robot.extent_of(name))
@@ -105,22 +105,21 @@ class Target:
             pos[2] = max(pos[2], min(pos[2] + self.rise, start[2]))
         return pos
 
-    def frame(self, robot: Robot) -> Rotation:
-        """The turn about z of the frame the target's offsets are in: its joint frame for
-        `at: joint` or `along`, else none (the world's)."""
+    def frame(self, robot: Robot) -> np.ndarray:
+        """The axes (3x3, columns) of the frame the target's offsets are in: its joint frame for
+        `at: joint` or `along` (`Robot.joint_of`), else the world's."""
         if self.at == "joint":
-            return joint_turn(robot, deref(self.object), self.closing)
+            return robot.joint_of(deref(self.object)).frame(self.closing)
         if self.along is not None:
-            return joint_turn(robot, deref(self.along), self.closing)
-        return Rotation.identity()
+            return robot.joint_of(deref(self.along)).frame(self.closing)
+        return np.eye(3)
 
     def in_world(self, robot: Robot) -> Target:
         """This target with a `relative` offset `along` a joint turned into the world frame now
         (so a push along a knob's arm stays straight while the knob turns)."""
         if self.relative is None or self.along is None:
             return self
-        return Target(relative=tuple(self.frame(robot).apply(
-            np.asarray(deref(self.relative), dtype=float))))
+        return Target(relative=tuple(self.frame(robot) @ np.asarray(deref(self.relative), float)))
 
     def yaw(self, robot: Robot) -> float | None:
         """The wrist yaw the target asks for: the turned grasp's, or a quarter turn to set a
@@ -147,10 +146,16 @@ class Target:
         return robot.set_down(name, deref(self.carrying), near)
 
 
-def joint_turn(robot: Robot, name: str, closing: bool) -> Rotation:
-    """The turn about z from the world frame to entity `name`'s joint frame (+y the way its part
-    moves to open, or to close with `closing`; `tether.scenes.joints.Joint.frame_yaw`)."""
-    return Rotation.from_euler("z", robot.joint_of(name).frame_yaw(closing))
+def in_frame(frame: np.ndarray, rotation: Rotation) -> Rotation:
+    """A world `rotation` seen in `frame` (3x3 axes as columns, a rotation or a mirror image:
+    `Joint.frame`), or with `frame.T` a rotation in the frame seen in the world."""
+    return Rotation.from_matrix(frame.T @ rotation.as_matrix() @ frame)
+
+
+def frame_yaw(frame: np.ndarray, yaw: float) -> float:
+    """The world yaw of the direction at `yaw` in `frame`."""
+    way = frame @ np.array([np.cos(yaw), np.sin(yaw), 0.0])
+    return float(np.arctan2(way[1], way[0]))
 
 
 def door_point(hinge: Hinge, offset, ahead: float = 0.0) -> np.ndarray:
@@ -215,7 +220,7 @@ class MoveTo(RobotLeaf):
         self.quat = here.quat
         yaw = self.yaw
         if yaw is not None:
-            yaw += float(self.target.frame(self.robot).as_euler("xyz")[2])
+            yaw = frame_yaw(self.target.frame(self.robot), yaw)
         self.goal = self.target.in_world(self.robot)
         if yaw is None and self.target.object is not None and any(deref(self.target.offset)):
             yaw = self.target.yaw(self.robot)
@@ -274,16 +279,16 @@ class Rotate(RobotLeaf):
     def initialise(self) -> None:
         here = self.robot.eef_pose()
         self.pos = here.pos.copy()
-        frame = Rotation.identity() if self.along is None else joint_turn(
-            self.robot, deref(self.along), self.closing)
-        start = frame.inv() * Rotation.from_quat(here.quat)
+        frame = np.eye(3) if self.along is None else self.robot.joint_of(
+            deref(self.along)).frame(self.closing)
+        start = in_frame(frame, Rotation.from_quat(here.quat))
         if self.relative:
             goal = Rotation.from_euler(self.axis, self.yaw) * start
         else:
             angles = start.as_euler("xyz")
             angles[self.AXES.index(self.axis)] = self.yaw
             goal = Rotation.from_euler("xyz", angles)
-        self.goal = frame * goal
+        self.goal = in_frame(frame.T, goal)
         self.ticks = 0
 
     def update(self) -> Status:

@@ -286,6 +286,22 @@ class LiberoScene(Robot):
             return Hinge(anchor, float(np.arctan2(middle[1], middle[0])), closing)
         return super().hinge_of(name)
 
+    def headroom(self, name: str) -> float:
+        """A ray cast up from entity `name`'s middle through collision geometry (geom group 0),
+        skipping the robot's geoms and, for a body, its own: the distance to the first hit."""
+        name = self._canonical(name)
+        model, hit = self._env.env.sim.model._model, np.zeros(1, dtype=np.int32)
+        skip = set(self._extents.geoms.get(name, ())) | self._robot_geoms
+        start, gone = self.pose_of(name).pos.astype(float), 0.0
+        groups = np.array([1, 0, 0, 0, 0, 0], dtype=np.uint8)
+        while (dist := mujoco.mj_ray(model, self._data, start, np.array([0.0, 0.0, 1.0]), groups,
+                                     1, -1, hit)) >= 0:
+            gone += dist
+            if int(hit[0]) not in skip:
+                return gone
+            start, gone = start + [0.0, 0.0, dist + 1e-4], gone + 1e-4
+        return float("inf")
+
     def joint_of(self, name: str) -> Joint:
         """The slide or hinge joint that moves entity `name`: for a region, the nearest such joint
         up its site's body chain (a drawer's region moves with the drawer); for a fixture, the
@@ -311,8 +327,7 @@ class LiberoScene(Robot):
         kind = kinds[model.jnt_type[j]]
         arm = arm_of(self._corners(body), data.xanchor[j]) if kind == HINGE else None
         return from_model(kind, data.xanchor[j], data.xaxis[j], *model.jnt_range[j],
-                          float(data.qpos[model.jnt_qposadr[j]]), origin, arm,
-                          self._robot.base_pos)
+                          float(data.qpos[model.jnt_qposadr[j]]), origin, arm)
 
     def _corners(self, body: int) -> np.ndarray:
         """World corners of the bounding boxes of `body`'s collision geoms (group 0)."""

@@ -129,6 +129,12 @@ class Robot(abc.ABC):
         the scene knows of none."""
         raise TetherError(f"'{name}' has no hinged door in this scene")
 
+    def headroom(self, name: str) -> float:
+        """The free height (m) straight above entity `name`'s middle, up to the first thing in
+        the way (a microwave's roof over its heating region); inf when nothing is, or the scene
+        has no geometry."""
+        return float("inf")
+
     def joint_of(self, name: str) -> Joint:
         """The joint that moves entity `name`: a region's (a drawer's) or a fixture's first
         (a stove's knob); `TetherError` when the scene knows of none."""
