@@ -9,10 +9,10 @@ tree opens a drawer, closes it or turns a knob however its fixture stands:
     joint.frame()                      # 3x3: columns x, y, z of the joint frame in the world
 
 The joint frame's +y points the way the part moves as the joint opens (a drawer comes out, a
-knob's pointer moves as it turns on), its +z up, its +x along a hinge's arm
+knob's bar end nearest the robot moves as it turns on), its +z up, its +x along a hinge's arm
 toward that end (for a slide: to the right of +y, seen from above). With `closing` its +y is
 reversed, a mirror image: the same offsets then push the same point of the part the other way
-(a knob turned off by its pointer). Written in it, a tree's offsets and turns
+(a knob turned off by that end). Written in it, a tree's offsets and turns
 are those of a part whose opening faces world +y, whatever the fixture's yaw.
 """
 
@@ -29,9 +29,9 @@ SLIDE, HINGE = "slide", "hinge"
 class Joint:
     """One joint: `kind` (`slide` or `hinge`), a point on its axis and the unit axis along which
     a positive move opens the part (m or rad), `origin` (a slide's moving part, a hinge's axis
-    point), `arm` (a hinge's horizontal unit vector from the axis toward its arm's far end,
-    `arm_of`; zero for a slide), how far it is `open` from shut and its full `travel` (both >= 0,
-    m or rad)."""
+    point), `arm` (a hinge's horizontal unit vector from the axis along its arm toward the
+    robot, `arm_of`; zero for a slide), how far it is `open` from shut and its full `travel`
+    (both >= 0, m or rad)."""
 
     kind: str
     anchor: np.ndarray
@@ -56,20 +56,20 @@ class Joint:
         return np.column_stack([x, -y if closing else y, z])
 
 
-def arm_of(corners: np.ndarray, anchor) -> np.ndarray:
+def arm_of(corners: np.ndarray, anchor, toward) -> np.ndarray:
     """The horizontal unit direction from a hinge's axis (through `anchor`) along its body's
-    arm to the arm's far end, from the world corners (n x 3) of the body's geometry's boxes:
-    their principal horizontal axis, counting only what stands in the upper half of the body's
-    height (a knob's bar above its disc; all of a door), toward the side it reaches farther (a
-    knob's pointer, a door's free edge)."""
+    arm, from the world corners (n x 3) of the body's geometry's boxes: their principal
+    horizontal axis, counting only what stands in the upper half of the body's height (a knob's
+    bar above its disc; all of a door), toward the side nearer the point `toward` (the robot)."""
     corners = np.asarray(corners, dtype=float)
     low, high = corners[:, 2].min(), corners[:, 2].max()
     upper = corners[corners[:, 2] >= (low + high) / 2][:, :2] - np.asarray(anchor, float)[:2]
     spread = upper - upper.mean(axis=0)
     _, vectors = np.linalg.eigh(spread.T @ spread)
     arm = vectors[:, -1]
-    reach = upper @ arm
-    return np.array([*(arm if reach.max() >= -reach.min() else -arm), 0.0])
+    if np.dot(arm, np.asarray(toward, float)[:2] - np.asarray(anchor, float)[:2]) < 0:
+        arm = -arm
+    return np.array([*arm, 0.0])
 
 
 def from_model(kind: str, anchor, axis, low: float, high: float, qpos: float, origin,

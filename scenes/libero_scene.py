@@ -325,7 +325,8 @@ class LiberoScene(Robot):
         body = int(model.jnt_bodyid[j])
         origin = self.pose_of(name).pos if name in self._sites else data.xpos[body]
         kind = kinds[model.jnt_type[j]]
-        arm = arm_of(self._corners(body), data.xanchor[j]) if kind == HINGE else None
+        arm = None if kind == SLIDE else arm_of(self._corners(body), data.xanchor[j],
+                                                self._robot.base_pos)
         return from_model(kind, data.xanchor[j], data.xaxis[j], *model.jnt_range[j],
                           float(data.qpos[model.jnt_qposadr[j]]), origin, arm)
 
