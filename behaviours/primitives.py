@@ -146,10 +146,11 @@ class Target:
         return robot.set_down(name, deref(self.carrying), near)
 
 
-def in_frame(frame: np.ndarray, rotation: Rotation) -> Rotation:
-    """A world `rotation` seen in `frame` (3x3 axes as columns, a rotation or a mirror image:
-    `Joint.frame`), or with `frame.T` a rotation in the frame seen in the world."""
-    return Rotation.from_matrix(frame.T @ rotation.as_matrix() @ frame)
+def turning(frame: np.ndarray) -> Rotation:
+    """The rotation that takes the world's axes to `frame`'s (3x3 axes as columns, `Joint.frame`);
+    a mirror image turns as the frame it mirrors (its +y reversed back)."""
+    proper = frame if np.linalg.det(frame) > 0 else frame @ np.diag([1.0, -1.0, 1.0])
+    return Rotation.from_matrix(proper)
 
 
 def frame_yaw(frame: np.ndarray, yaw: float) -> float:
@@ -260,7 +261,9 @@ class Rotate(RobotLeaf):
     orientation is rotated by the angle about the world axis (turns compose: a pitch about x
     then a roll about y); otherwise that axis's extrinsic xyz Euler angle is set to the angle.
     With `along`, the axes are those of that entity's joint frame (`Target`'s `at: joint`) as
-    it is when the node starts. Tick contract: commands a servo step holding the start position
+    it is when the node starts. With `either_way` (for a closed parallel gripper, which looks the
+    same turned half round its fingers), an absolute turn goes to the angle or the angle + pi,
+    whichever is nearer. Tick contract: commands a servo step holding the start position
     each tick; SUCCESS within
     `tolerance` rad; FAILURE with UNREACHABLE after `max_steps` ticks.
     """
@@ -268,27 +271,33 @@ class Rotate(RobotLeaf):
     AXES = "xyz"
 
     def __init__(self, name: str, yaw: float, *, relative: bool, tolerance: float, max_steps: int,
-                 axis: str = "z", along: str | Ref | None = None, closing: bool = False):
+                 axis: str = "z", along: str | Ref | None = None, closing: bool = False,
+                 either_way: bool = False):
         super().__init__(name)
         if axis not in self.AXES:
             raise ValueError(f"axis is one of x, y, z, got {axis!r}")
         self.yaw, self.relative = yaw, relative
         self.tolerance, self.max_steps = tolerance, max_steps
         self.axis, self.along, self.closing = axis, along, closing
+        self.either_way = either_way
 
     def initialise(self) -> None:
         here = self.robot.eef_pose()
         self.pos = here.pos.copy()
-        frame = np.eye(3) if self.along is None else self.robot.joint_of(
-            deref(self.along)).frame(self.closing)
-        start = in_frame(frame, Rotation.from_quat(here.quat))
+        frame = Rotation.identity() if self.along is None else turning(self.robot.joint_of(
+            deref(self.along)).frame(self.closing))
+        start = frame.inv() * Rotation.from_quat(here.quat)  # the hand's orientation in the frame
         if self.relative:
             goal = Rotation.from_euler(self.axis, self.yaw) * start
         else:
             angles = start.as_euler("xyz")
-            angles[self.AXES.index(self.axis)] = self.yaw
-            goal = Rotation.from_euler("xyz", angles)
-        self.goal = in_frame(frame.T, goal)
+            turns = [self.yaw, self.yaw + np.pi] if self.either_way else [self.yaw]
+            goals = []
+            for angle in turns:
+                angles[self.AXES.index(self.axis)] = angle
+                goals.append(Rotation.from_euler("xyz", angles))
+            goal = min(goals, key=lambda g: (g * start.inv()).magnitude())
+        self.goal = frame * goal
         self.ticks = 0
 
     def update(self) -> Status:
