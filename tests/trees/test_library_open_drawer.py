@@ -34,7 +34,7 @@ def test_open_drawer_opens_the_drawer_on_libero(task: str, tmp_path: Path):
 
 
 ROTATED = "tether/open_the_bottom_drawer_of_the_cabinet"
-TURN = 0.15  # rad: the cabinet turned this much further about z than the task stands it
+TURN = 0.4  # rad: the cabinet turned this much further about z than the task stands it
 
 
 @pytest.mark.slow
