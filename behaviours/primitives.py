@@ -258,16 +258,15 @@ class Rotate(RobotLeaf):
     """Turn the wrist about a world axis (`x`, `y` or `z`) by `yaw` rad, holding the position.
 
     The angle is called `yaw` because the default axis is z. With `relative` the end effector's
-    orientation is rotated by the angle about the world axis (turns compose: a pitch about x
-    then a roll about y); otherwise that axis's extrinsic xyz Euler angle is set to the angle.
-    With `along`, axes and angles are those of that entity's joint frame (`Target`'s `at: joint`)
-    as it is when the node starts: the hand's orientation is taken relative to the frame (a
-    mirrored frame, `closing` on a hinge, turns as the frame it mirrors). With `either_way` (for
-    a closed parallel gripper, which looks the
-    same turned half round its fingers), an absolute turn goes to the angle or the angle + pi,
-    whichever is nearer. Tick contract: commands a servo step holding the start position
-    each tick; SUCCESS within
-    `tolerance` rad; FAILURE with UNREACHABLE after `max_steps` ticks.
+    orientation is rotated by the angle about the world axis (turns compose: a pitch about x then a
+    roll about y); otherwise that axis's extrinsic xyz Euler angle is set to the angle. With
+    `along`, axes and angles are those of that entity's joint frame (`Target`'s `at: joint`) as it
+    is when the node starts: the hand's orientation is taken relative to the frame (a mirrored
+    frame, `closing` on a hinge, turns as the frame it mirrors). With `either_way` (for a closed
+    parallel gripper, which looks the same turned half round its fingers), an absolute turn goes to
+    the angle or the angle + pi, whichever is nearer. Tick contract: commands a servo step holding
+    the start position each tick; SUCCESS within `tolerance` rad; FAILURE with UNREACHABLE after
+    `max_steps` ticks.
     """
 
     AXES = "xyz"
