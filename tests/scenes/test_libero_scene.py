@@ -278,7 +278,7 @@ def test_joints_are_read_from_the_model():
         assert knob.opening() == pytest.approx([0.0, -1.0, 0.0], abs=0.01)
         # turning off: the same end, pushed the other way (a mirror image)
         assert knob.frame(closing=True)[:, :2].T == pytest.approx(
-            [[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], abs=0.01)
+            np.array([[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), abs=0.01)
         with pytest.raises(TetherError, match="'plate_1' has no joint"):
             scene.joint_of("plate_1")
         assert scene.headroom("wooden_cabinet_1_top_region") == pytest.approx(0.035, abs=0.005)
