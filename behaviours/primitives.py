@@ -37,9 +37,13 @@ class Target:
     fingers closing across its thinner horizontal side), `slot` (a region's `top`, with the
     wrist turned so that the fingers close along the region's narrower side) or `door` (the
     hinge of its door, `Robot.hinge_of`: `offset` is then along the door, out of the face
-    pushed to shut it, and up, and the fingers close along the door); otherwise `offset` is
-    added in the world frame. `relative` is an offset from where the end effector
-    was when the node started. `offset` and `relative` may be `Ref`s to a blackboard key holding
+    pushed to shut it, and up, and the fingers close along the door) or `joint` (the origin of
+    the joint that moves it, `Robot.joint_of`: a drawer's region, a knob's axis; `offset` is
+    then in the joint frame, +y the way the part moves to open or, with `closing`, to close:
+    `tether.scenes.joints`); otherwise `offset` is added in the world frame. `relative` is an
+    offset from where the end effector was when the node started, in the world frame or, with
+    `along`, in that entity's joint frame as it is when the node starts. `offset` and `relative`
+    may be `Ref`s to a blackboard key holding
     [x, y, z] (e.g. an approach offset memory chose), read each time the position is computed.
     With `carrying`, the point is where the carried object's bottom should go: the end effector
     is sent to the point plus its current offset from that bottom (used to set objects down); on
@@ -56,12 +60,14 @@ class Target:
     relative: tuple[float, float, float] | Ref | None = None
     carrying: str | Ref | None = None
     rise: float = 0.0
+    along: str | Ref | None = None
+    closing: bool = False
 
     def __str__(self) -> str:
         if self.world is not None:
             return f"[{', '.join(f'{v:g}' for v in self.world)}]"
         if self.relative is not None:
-            return f"here+{_vec(self.relative)}"
+            return f"here+{_vec(self.relative)}" + (f" along {self.along}" if self.along else "")
         at = "" if self.at == "center" else f".{self.at}"
         off = f"+{_vec(self.offset)}" if isinstance(self.offset, Ref) or any(self.offset) else ""
         held = f" with {self.carrying}" if self.carrying else ""
@@ -75,6 +81,9 @@ class Target:
         name = deref(self.object)
         if self.at == "door":
             return door_point(robot.hinge_of(name), deref(self.offset))
+        if self.at == "joint":
+            return robot.joint_of(name).origin + robot.joint_of(name).frame(self.closing) @ \
+                np.asarray(deref(self.offset), dtype=float)
         pos = robot.pose_of(name).pos.copy()
         if self.at in ("grasp", "grasp_square"):
             pos = grasp_point(name, *robot.extent_of(name))
@@ -95,6 +104,22 @@ class Target:
         if self.rise:
             pos[2] = max(pos[2], min(pos[2] + self.rise, start[2]))
         return pos
+
+    def frame(self, robot: Robot) -> np.ndarray:
+        """The axes (3x3, columns) of the frame the target's offsets are in: its joint frame for
+        `at: joint` or `along` (`Robot.joint_of`), else the world's."""
+        if self.at == "joint":
+            return robot.joint_of(deref(self.object)).frame(self.closing)
+        if self.along is not None:
+            return robot.joint_of(deref(self.along)).frame(self.closing)
+        return np.eye(3)
+
+    def in_world(self, robot: Robot) -> Target:
+        """This target with a `relative` offset `along` a joint turned into the world frame now
+        (so a push along a knob's arm stays straight while the knob turns)."""
+        if self.relative is None or self.along is None:
+            return self
+        return Target(relative=tuple(self.frame(robot) @ np.asarray(deref(self.relative), float)))
 
     def yaw(self, robot: Robot) -> float | None:
         """The wrist yaw the target asks for: the turned grasp's, or a quarter turn to set a
@@ -119,6 +144,19 @@ class Target:
         name = deref(self.object)
         near = robot.pose_of(name).pos[:2] + np.asarray(deref(self.offset), dtype=float)[:2]
         return robot.set_down(name, deref(self.carrying), near)
+
+
+def turning(frame: np.ndarray) -> Rotation:
+    """The rotation that takes the world's axes to `frame`'s (3x3 axes as columns, `Joint.frame`);
+    a mirror image turns as the frame it mirrors (its +y reversed back)."""
+    proper = frame if np.linalg.det(frame) > 0 else frame @ np.diag([1.0, -1.0, 1.0])
+    return Rotation.from_matrix(proper)
+
+
+def frame_yaw(frame: np.ndarray, yaw: float) -> float:
+    """The world yaw of the direction at `yaw` in `frame`."""
+    way = frame @ np.array([np.cos(yaw), np.sin(yaw), 0.0])
+    return float(np.arctan2(way[1], way[0]))
 
 
 def door_point(hinge: Hinge, offset, ahead: float = 0.0) -> np.ndarray:
@@ -162,7 +200,8 @@ class MoveTo(RobotLeaf):
     FAILURE with UNREACHABLE after `max_steps` ticks, or with STUCK when the remaining distance
     (a radian of turn counting as 5 cm) has not shrunk by 2 mm over `stuck_steps` ticks. The
     orientation is the one the end effector had when the node started, turned to `yaw` (rad,
-    world) if given, else, for a target offset from an entity that asks for a yaw (`Target.yaw`:
+    world; in the target's joint frame for `at: joint` or `along`) if given, else, for a target
+    offset from an entity that asks for a yaw (`Target.yaw`:
     an approach to a turned grasp), to that yaw; a move onto the point itself (the descent after
     the approach) keeps the orientation it starts with.
     """
@@ -181,6 +220,9 @@ class MoveTo(RobotLeaf):
         self.start = here.pos.copy()
         self.quat = here.quat
         yaw = self.yaw
+        if yaw is not None:
+            yaw = frame_yaw(self.target.frame(self.robot), yaw)
+        self.goal = self.target.in_world(self.robot)
         if yaw is None and self.target.object is not None and any(deref(self.target.offset)):
             yaw = self.target.yaw(self.robot)
         self.turning = yaw is not None
@@ -191,7 +233,7 @@ class MoveTo(RobotLeaf):
 
     def update(self) -> Status:
         here = self.robot.eef_pose()
-        goal = self.target.position(self.robot, self.start)
+        goal = self.goal.position(self.robot, self.start)
         error = float(np.linalg.norm(goal - here.pos))
         turn = 0.0
         if self.turning:
@@ -216,34 +258,47 @@ class Rotate(RobotLeaf):
     """Turn the wrist about a world axis (`x`, `y` or `z`) by `yaw` rad, holding the position.
 
     The angle is called `yaw` because the default axis is z. With `relative` the end effector's
-    orientation is rotated by the angle about the world axis (turns compose: a pitch about x
-    then a roll about y); otherwise that axis's extrinsic xyz Euler angle is set to the angle.
-    Tick contract: commands a servo step holding the start position each tick; SUCCESS within
-    `tolerance` rad; FAILURE with UNREACHABLE after `max_steps` ticks.
+    orientation is rotated by the angle about the world axis (turns compose: a pitch about x then a
+    roll about y); otherwise that axis's extrinsic xyz Euler angle is set to the angle. With
+    `along`, axes and angles are those of that entity's joint frame (`Target`'s `at: joint`) as it
+    is when the node starts: the hand's orientation is taken relative to the frame (a mirrored
+    frame, `closing` on a hinge, turns as the frame it mirrors). With `either_way` (for a closed
+    parallel gripper, which looks the same turned half round its fingers), an absolute turn goes to
+    the angle or the angle + pi, whichever is nearer. Tick contract: commands a servo step holding
+    the start position each tick; SUCCESS within `tolerance` rad; FAILURE with UNREACHABLE after
+    `max_steps` ticks.
     """
 
     AXES = "xyz"
 
     def __init__(self, name: str, yaw: float, *, relative: bool, tolerance: float, max_steps: int,
-                 axis: str = "z"):
+                 axis: str = "z", along: str | Ref | None = None, closing: bool = False,
+                 either_way: bool = False):
         super().__init__(name)
         if axis not in self.AXES:
             raise ValueError(f"axis is one of x, y, z, got {axis!r}")
         self.yaw, self.relative = yaw, relative
         self.tolerance, self.max_steps = tolerance, max_steps
-        self.axis = axis
+        self.axis, self.along, self.closing = axis, along, closing
+        self.either_way = either_way
 
     def initialise(self) -> None:
         here = self.robot.eef_pose()
         self.pos = here.pos.copy()
-        start = Rotation.from_quat(here.quat)
+        frame = Rotation.identity() if self.along is None else turning(self.robot.joint_of(
+            deref(self.along)).frame(self.closing))
+        start = frame.inv() * Rotation.from_quat(here.quat)  # the hand's orientation in the frame
         if self.relative:
             goal = Rotation.from_euler(self.axis, self.yaw) * start
         else:
             angles = start.as_euler("xyz")
-            angles[self.AXES.index(self.axis)] = self.yaw
-            goal = Rotation.from_euler("xyz", angles)
-        self.goal = goal
+            turns = [self.yaw, self.yaw + np.pi] if self.either_way else [self.yaw]
+            goals = []
+            for angle in turns:
+                angles[self.AXES.index(self.axis)] = angle
+                goals.append(Rotation.from_euler("xyz", angles))
+            goal = min(goals, key=lambda g: (g * start.inv()).magnitude())
+        self.goal = frame * goal
         self.ticks = 0
 
     def update(self) -> Status:

@@ -4,27 +4,21 @@
     python benchmarks/reference_success.py --tasks libero_object libero_goal/7 --init-states 3
     python benchmarks/reference_success.py --out docs/results/reference_success.md
 
-The reference solution of a task is built from its BDDL goal alone: each goal literal is
-achieved by the library tree `REFERENCE` names for its predicate (`on`/`in` -> pick_place,
-`open` -> open_drawer, `close` -> close_drawer, `turn_on` -> turn_on; `on(X, R)` -> push when
-X is too flat to grasp, a plate; `in(X, R)` -> insert when R is a compartment narrower than X is
-wide, a caddy's, and slide_in when R lies behind a front opening too low for the hand, a
-microwave's; `close(X)` -> close_door when X shuts with a hinged door, a microwave), its
-parameters bound from the literal
-(`from_goal`), and a goal of several literals is those trees in sequence, in the goal's order
-except that `turn_on` literals come first (a stove's knob is beside its cook region: the hand
-pushing it, 20 cm long, would sweep what stands there), `close` literals last (a drawer or door
-must stay open while something is put in it), and `in(X, R)` is preceded by `open(R)` when R
-belongs to one of LIBERO's articulated objects and the task does not start with it open; X is
-then first set on that object's top (`on(X, <fixture>_top_side)`, when the task has the region):
-the opened drawer overhangs the table in front, where X may stand, out of reach from above.
-X is set down in a drawer `DRAWER_FRONT` m toward its front from the region's middle: the
-cabinet above overhangs the region's back. An object that starts in a drawer comes over its
-target up to `CROSS` m higher than `place`'s carry height (`cross`), clearing the drawer's walls.
-A drawer of a cabinet turned about z is closed with `close_drawer`'s offsets (world-frame, for
-the wooden cabinet as LIBERO places it, yaw `FACING`) turned with it, by the cabinet's yaw in the
-BDDL, and its hand's lean toward the cabinet flipped for a half turn (the white cabinet, at yaw
-0, opens its drawers toward -y).
+The reference solution of a task is built from its BDDL goal and its scene: each goal literal is
+achieved by the library tree the planner's own rule picks (`tether.planning.skills.skill_for`,
+from the geometry and joints of the literal's entities in the scene at init state 0, never their
+names), its parameters bound from the literal (`from_goal`), and a goal of several literals is
+those trees in sequence, in the goal's order except that `turn_on`/`turn_off` literals come first
+(a stove's knob is beside its cook region: the hand pushing it, 20 cm long, would sweep what
+stands there), `close` literals last (a drawer or door must stay open while something is put in
+it), and `in(X, R)` is preceded by `open(R)` when R moves on a joint and the task does not start
+with it open; X is then first set on that fixture's top (`on(X, <fixture>_top_side)`, when the
+task has the region): the opened drawer overhangs the table in front, where X may stand, out of
+reach from above. X is set down in a drawer `DRAWER_FRONT` m toward its front (its slide's
+opening direction) from the region's middle: the cabinet above overhangs the region's back. An
+object that starts in a drawer comes over its target up to `CROSS` m higher than `place`'s carry
+height (`cross`), clearing the drawer's walls. Trees acting on a joint read its axis from the
+model themselves (`at: joint`), so a turned cabinet needs no parameters.
 Objects put `on` one target stand side by side (`pick_place`'s `spot_x`): the first `SPREAD` m
 before its middle along x (nearer the robot), the last as far beyond it. The trees are analytic
 primitives on privileged poses. Each episode is a full `tether run` of that tree (no camera
@@ -36,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import tempfile
 from collections import Counter
@@ -49,27 +42,20 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
+from tether.errors import TetherError  # noqa: E402
+from tether.planning.skills import Goal, Parts, parts_of, skill_for  # noqa: E402
 from tether.scenes.bddl import read_problem  # noqa: E402
 from tether.scenes.catalogue import ALL_SUITES, get_task, suite_tasks  # noqa: E402
+from tether.scenes.joints import SLIDE  # noqa: E402
 from tether.scenes.libero_scene import _TETHER_PREDICATE  # noqa: E402
 from tether.trees.compiler import LIBRARY, read_tree_file  # noqa: E402
 
-# the library tree that achieves one goal literal, by predicate
-REFERENCE = {"on": "pick_place", "in": "pick_place", "open": "open_drawer",
-             "close": "close_drawer", "turn_on": "turn_on"}
-PUSHED = ("plate",)  # objects too flat to grasp (by name): `on` slides them with `push`
-SLOTS = ("caddy",)  # regions narrower than what goes in them (by name): `in` uses `insert`
-OPENINGS = ("microwave",)  # regions behind a low front opening (by name): `in` uses `slide_in`
-DOORS = ("microwave",)  # fixtures shut by swinging a hinged door (by name): `close_door`
-FIRST = ("turn_on",)  # predicates achieved before all others
+FIRST = ("turn_on", "turn_off")  # predicates achieved before all others
 LAST = ("close",)  # predicates achieved after all others
 BUDGET = 1000  # steps per goal literal
 SPREAD = 0.05  # objects sharing an `on` target are set down up to this far from its middle (m)
-TURNED = ("close_drawer",)  # trees whose vec3 params are world-frame offsets from a fixture's part
 DRAWER_FRONT = 0.03  # an object put in a drawer goes this far toward its front from its middle (m)
 CROSS = 0.15  # an object lifted out of a drawer comes over its target up to this much higher (m)
-LEANS = ("lean",)  # their float params that lean the hand toward -y (rad): flipped by a half turn
-FACING = math.pi  # the fixture yaw those offsets are for (the wooden cabinet as LIBERO places it)
 
 
 @dataclass(frozen=True)
@@ -78,8 +64,8 @@ class Reference:
     goal: tuple[tuple[str, ...], ...]  # in the order the steps achieve it
     trees: tuple[str, ...]
     missing: tuple[str, ...]  # predicates without a tree
-    # per step: how far its drawer's fixture is turned from FACING (rad); None: not a drawer
-    turns: tuple[float | None, ...] = ()
+    # per step: the direction (x, y) its drawer comes out, for `in` a drawer; else None
+    fronts: tuple[tuple[float, float] | None, ...] = ()
     in_drawer: tuple[bool, ...] = ()  # per step: whether its object starts in a drawer
 
     def document(self) -> dict:
@@ -87,24 +73,20 @@ class Reference:
         steps = []
         shared = Counter(lit[2] for lit in self.goal if lit[0] == "on")
         placed: Counter[str] = Counter()
-        turns = self.turns or (None,) * len(self.goal)
+        fronts = self.fronts or (None,) * len(self.goal)
         in_drawer = self.in_drawer or (False,) * len(self.goal)
-        for literal, name, turn, from_drawer in zip(self.goal, self.trees, turns, in_drawer,
-                                                    strict=True):
+        for literal, name, front, from_drawer in zip(self.goal, self.trees, fronts, in_drawer,
+                                                     strict=True):
             params = read_tree_file(LIBRARY / f"{name}.yaml").params.values()
             bound = {p.name: literal[p.from_goal] for p in params
                      if p.from_goal is not None and p.from_goal < len(literal)}
-            if name in TURNED and turn:
-                bound |= {p.name: _turned(p.default, turn) for p in params
-                          if p.type.name == "vec3"}
-                bound |= {p.name: round(p.default * math.cos(turn), 6) for p in params
-                          if p.name in LEANS}
             if name == "pick_place" and literal[0] == "on" and shared[literal[2]] > 1:
                 i, k = placed[literal[2]], shared[literal[2]]
                 bound["spot_x"] = SPREAD * (2 * i / (k - 1) - 1)
                 placed[literal[2]] += 1
-            if name == "pick_place" and literal[0] == "in" and turn is not None:
-                bound["spot_y"] = _turned([0.0, DRAWER_FRONT, 0.0], turn)[1]
+            if name == "pick_place" and front is not None:
+                bound |= {f"spot_{axis}": round(DRAWER_FRONT * v, 6) + 0.0  # no -0.0
+                          for axis, v in zip("xy", front, strict=True) if round(v, 6)}
             if name == "pick_place" and from_drawer:
                 bound["cross"] = CROSS
             steps.append({"subtree": name, "name": f"{literal[0]}({', '.join(literal[1:])})",
@@ -113,17 +95,17 @@ class Reference:
                 "root": {"sequence": {"name": "reference solution", "children": steps}}}
 
 
-def goal_of(problem) -> tuple[tuple[str, ...], ...]:
+def goal_of(problem, parts: Parts) -> tuple[tuple[str, ...], ...]:
     """The goal literals of a task's parsed BDDL `problem`, with tether's predicate names, in
-    the order the reference achieves them: `turn_on` literals first, `close` literals last, and
-    `in(X, R)` preceded by `open(R)` when R is a region of an articulated fixture (a drawer) that
-    the task does not start open, and X set on the fixture's top before anything is opened."""
+    the order the reference achieves them: knobs first, `close` literals last, and `in(X, R)`
+    preceded by `open(R)` when R moves on a joint (`parts`: a drawer) and the task does not start
+    with it open, and X set on the fixture's top before anything is opened."""
     goal = [(_TETHER_PREDICATE.get(lit[0], lit[0]), *lit[1:]) for lit in problem.goal]
     opened = {lit[1] for lit in problem.init if lit[0] == "open"}
     clear: list[tuple[str, ...]] = []
     steps: list[tuple[str, ...]] = []
     for lit in goal:
-        if lit[0] == "in" and _articulated(problem, lit[2]) \
+        if lit[0] == "in" and _moves(parts, lit[2]) \
                 and not opened & {lit[2], _owner(problem, lit[2])}:
             clear += _clear_of_drawer(problem, lit[1], lit[2])
             if ("open", lit[2]) not in goal:
@@ -140,22 +122,6 @@ def _clear_of_drawer(problem, obj: str, drawer: str) -> list[tuple[str, ...]]:
     return [("on", obj, top)] if top in problem.region_names() else []
 
 
-def _turn(problem, region: str) -> float:
-    """How far the fixture `region` belongs to is turned about z from `FACING` (rad, 0 when it
-    has no yaw in the BDDL): the midpoint of its placement region's `yaw_rotation`."""
-    owner = _owner(problem, region)
-    places = {lit[2] for lit in problem.init if lit[0].lower() == "on" and lit[1] == owner}
-    yaws = [r.yaw_rotation for r in problem.regions if r.full_name in places and r.yaw_rotation]
-    return sum(yaws[0]) / 2 - FACING if yaws else 0.0
-
-
-def _turned(offset, yaw: float) -> list[float]:
-    """A world-frame offset turned by `yaw` about z."""
-    c, s = math.cos(yaw), math.sin(yaw)
-    x, y, z = offset
-    return [round(c * x - s * y, 6) + 0.0, round(s * x + c * y, 6) + 0.0, z]  # no -0.0
-
-
 def _owner(problem, region: str) -> str | None:
     """The object or fixture a region belongs to (its name is the region's prefix)."""
     every = [*problem.object_names(), *(n for ns in problem.fixtures.values() for n in ns)]
@@ -163,47 +129,50 @@ def _owner(problem, region: str) -> str | None:
     return max(names, key=len) if names else None
 
 
-def _drawer(problem, region: str) -> bool:
-    """Whether `region` is a drawer: a region of one of LIBERO's articulated cabinets."""
-    owner = _owner(problem, region)
-    return _articulated(problem, region) and (problem.category_of(owner) or "").endswith("cabinet")
+def _moves(parts: Parts, region: str) -> bool:
+    """Whether `region` moves on a joint of its own (a drawer's region)."""
+    return region in parts and parts[region].joint is not None
 
 
-def _articulated(problem, region: str) -> bool:
-    """Whether `region` belongs to one of LIBERO's articulated objects (cabinets, microwave)."""
-    from tether.scenes.libero_setup import import_libero
-
-    import_libero()
-    from libero.libero.envs.objects import get_object_dict
-
-    owner = _owner(problem, region)
-    cls = get_object_dict().get((problem.category_of(owner) or "").lower()) if owner else None
-    return cls is not None and cls.__module__.endswith("articulated_objects")
+def _drawer(parts: Parts, region: str) -> bool:
+    """Whether `region` moves on a slide (a drawer's region)."""
+    return region in parts and parts[region].joint == SLIDE
 
 
-def tree_for(literal: tuple[str, ...]) -> str:
-    """The library tree that achieves one goal literal."""
-    if literal[0] == "on" and any(word in literal[1] for word in PUSHED):
-        return "push"
-    if literal[0] == "in" and any(word in literal[2] for word in SLOTS):
-        return "insert"
-    if literal[0] == "in" and any(word in literal[2] for word in OPENINGS):
-        return "slide_in"
-    if literal[0] == "close" and any(word in literal[1] for word in DOORS):
-        return "close_door"
-    return REFERENCE[literal[0]]
+def scene_parts(task: str) -> dict:
+    """The `Part` of every entity of `task` at its init state 0 (`tether.planning.skills`)."""
+    import contextlib
+    import io
+
+    from tether.scenes.libero_scene import LiberoScene
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        scene = LiberoScene(task, 0)
+    try:
+        return parts_of(scene)
+    finally:
+        scene.close()
 
 
-def reference_for(task: str) -> Reference:
+def reference_for(task: str, parts: Parts | None = None) -> Reference:
+    """`task`'s reference solution; `parts` are its scene's (`scene_parts`, read when not
+    given)."""
     problem = read_problem(get_task(task).bddl_file)
-    goal = goal_of(problem)
-    missing = tuple(dict.fromkeys(g[0] for g in goal if g[0] not in REFERENCE))
-    trees = () if missing else tuple(tree_for(g) for g in goal)
-    turns = tuple(_turn(problem, g[-1]) if g[0] in ("open", "close", "in")
-                  and _drawer(problem, g[-1]) else None for g in goal)
-    in_drawer = tuple(any(lit[0].lower() == "in" and lit[1] == g[1] and _drawer(problem, lit[2])
+    parts = scene_parts(task) if parts is None else parts
+    goal = goal_of(problem, parts)
+    trees, missing = [], []
+    for g in goal:
+        try:
+            trees.append(skill_for(Goal(g[0], tuple(g[1:])), parts))
+        except TetherError:
+            missing.append(g[0])
+    fronts = tuple(parts[g[2]].opening[:2] if g[0] == "in" and _drawer(parts, g[2]) else None
+                   for g in goal)
+    in_drawer = tuple(any(lit[0].lower() == "in" and lit[1] == g[1] and _drawer(parts, lit[2])
                           for lit in problem.init) for g in goal)
-    return Reference(get_task(task).id, goal, trees, missing, turns, in_drawer)
+    missing = tuple(dict.fromkeys(missing))
+    return Reference(get_task(task).id, goal, () if missing else tuple(trees), missing, fronts,
+                     in_drawer)
 
 
 def run_reference(ref: Reference, init_states: list[int], runs: Path,

@@ -45,6 +45,7 @@ from tether.scenes.cameras import Cameras, View
 from tether.scenes.catalogue import Task, get_task
 from tether.scenes.extents import BodyExtents
 from tether.scenes.grasps import axis_of
+from tether.scenes.joints import HINGE, SLIDE, Joint, arm_of, from_model
 from tether.scenes.placing import set_down
 from tether.scenes.robot import OPEN, Hinge, Pose, Robot
 
@@ -288,6 +289,59 @@ class LiberoScene(Robot):
             closing = int(np.sign(data.xaxis[j][2])) * -opens
             return Hinge(anchor, float(np.arctan2(middle[1], middle[0])), closing)
         return super().hinge_of(name)
+
+    def headroom(self, name: str) -> float:
+        """A ray cast up from entity `name`'s middle through collision geometry (geom group 0),
+        skipping the robot's geoms and, for a body, its own: the distance to the first hit."""
+        name = self._canonical(name)
+        model, hit = self._env.env.sim.model._model, np.zeros(1, dtype=np.int32)
+        skip = set(self._extents.geoms.get(name, ())) | self._robot_geoms
+        start, gone = self.pose_of(name).pos.astype(float), 0.0
+        groups = np.array([1, 0, 0, 0, 0, 0], dtype=np.uint8)
+        while (dist := mujoco.mj_ray(model, self._data, start, np.array([0.0, 0.0, 1.0]), groups,
+                                     1, -1, hit)) >= 0:
+            gone += dist
+            if int(hit[0]) not in skip:
+                return gone
+            start, gone = start + [0.0, 0.0, dist + 1e-4], gone + 1e-4
+        return float("inf")
+
+    def joint_of(self, name: str) -> Joint:
+        """The slide or hinge joint that moves entity `name`: for a region, the nearest such joint
+        up its site's body chain (a drawer's region moves with the drawer); for a fixture, the
+        first among its bodies (a stove's knob). `TetherError` when nothing moves it."""
+        name = self._canonical(name)
+        model, data = self._env.env.sim.model._model, self._data
+        kinds = {mujoco.mjtJoint.mjJNT_SLIDE: SLIDE, mujoco.mjtJoint.mjJNT_HINGE: HINGE}
+        movable = [j for j in range(model.njnt) if model.jnt_type[j] in kinds]
+        if name in self._sites:
+            body, found = int(model.site_bodyid[self._sites[name]]), []
+            while body and not found:
+                found = [j for j in movable if model.jnt_bodyid[j] == body]
+                body = int(model.body_parentid[body])
+        else:
+            found = [j for j in movable if (mujoco.mj_id2name(
+                model, mujoco.mjtObj.mjOBJ_BODY, int(model.jnt_bodyid[j])) or ""
+            ).startswith(name + "_")]
+        if not found:
+            return super().joint_of(name)
+        j = found[0]
+        body = int(model.jnt_bodyid[j])
+        origin = self.pose_of(name).pos if name in self._sites else data.xpos[body]
+        kind = kinds[model.jnt_type[j]]
+        arm = None if kind == SLIDE else arm_of(self._corners(body), data.xanchor[j],
+                                                self._robot.base_pos)
+        return from_model(kind, data.xanchor[j], data.xaxis[j], *model.jnt_range[j],
+                          float(data.qpos[model.jnt_qposadr[j]]), origin, arm)
+
+    def _corners(self, body: int) -> np.ndarray:
+        """World corners of the bounding boxes of `body`'s collision geoms (group 0)."""
+        model, data = self._env.env.sim.model._model, self._data
+        signs = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T
+        return np.concatenate([
+            data.geom_xpos[g] + (model.geom_aabb[g][:3] + signs * model.geom_aabb[g][3:])
+            @ data.geom_xmat[g].reshape(3, 3).T
+            for g in np.flatnonzero((model.geom_bodyid == body) & (model.geom_group == 0))])
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """In a region, the spot and turn where `carried` and the hand overlap the things

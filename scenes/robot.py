@@ -22,6 +22,7 @@ from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError
 from tether.scenes.cameras import Capture, Still
+from tether.scenes.joints import Joint
 
 OPEN, CLOSE = -1.0, 1.0
 
@@ -127,6 +128,17 @@ class Robot(abc.ABC):
         """The hinge of articulated fixture `name`'s door (a microwave's); `TetherError` when
         the scene knows of none."""
         raise TetherError(f"'{name}' has no hinged door in this scene")
+
+    def headroom(self, name: str) -> float:
+        """The free height (m) straight above entity `name`'s middle, up to the first thing in
+        the way (a microwave's roof over its heating region); inf when nothing is, or the scene
+        has no geometry."""
+        return float("inf")
+
+    def joint_of(self, name: str) -> Joint:
+        """The joint that moves entity `name`: a region's (a drawer's) or a fixture's first
+        (a stove's knob); `TetherError` when the scene knows of none."""
+        raise TetherError(f"'{name}' has no joint in this scene")
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """Where (x, y) the middle of `carried` goes down on `target` near the point `near`,

@@ -168,13 +168,19 @@ register(NodeType(
     "rotate", LEAF, "Turn the wrist about a world axis (`axis`, default z) by `yaw` radians (to "
     "`yaw` when `relative: false`), holding the position. Later `move_to`s keep the new "
     "orientation.",
-    lambda name, yaw, relative, tolerance, max_steps, axis: Rotate(
-        name, yaw, relative=relative, tolerance=tolerance, max_steps=max_steps, axis=axis),
+    lambda name, yaw, relative, tolerance, max_steps, axis, along, closing, either_way: Rotate(
+        name, yaw, relative=relative, tolerance=tolerance, max_steps=max_steps, axis=axis,
+        along=along, closing=closing, either_way=either_way),
     params={"yaw": Spec(FLOAT, doc="radians (about `axis`; yaw for the default z)"),
             "relative": Spec(BOOL, True, "turn by `yaw`; false: turn to `yaw`"),
             "tolerance": Spec(Float(0.0), 0.03, "radians"),
             "max_steps": Spec(Int(1), 100, "step cap"),
-            "axis": Spec(Choice("x", "y", "z"), "z", "world axis to turn about")},
+            "axis": Spec(Choice("x", "y", "z"), "z", "world axis to turn about"),
+            "along": Spec(ENTITY, None, "turn about the axes of this entity's joint frame "
+                          "(+y the way its part opens) instead of the world's"),
+            "closing": Spec(BOOL, False, "with `along`: +y the way its part closes"),
+            "either_way": Spec(BOOL, False, "with `relative: false`: to `yaw` or `yaw` + pi, "
+                               "whichever is nearer (a closed gripper looks the same)")},
     primary="yaw", label=lambda p: f"rotate {p['yaw']:+.2f} rad"
     + ("" if p["axis"] == "z" else f" about {p['axis']}")))
 register(NodeType(

@@ -202,14 +202,16 @@ class ErrorCode(Type):
 
 
 AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned",
-            "grasp_square", "slot", "door")
+            "grasp_square", "slot", "door", "joint")
 
 
 class TargetType(Type):
-    """`[x, y, z]`, `{object, offset, at, carrying, rise}` or `{relative: [dx, dy, dz]}`."""
+    """`[x, y, z]`, `{object, offset, at, carrying, rise, closing}` or `{relative: [dx, dy, dz],
+    along, closing}`."""
 
     name = "target"
-    FIELDS = ("object", "offset", "at", "carrying", "rise")
+    FIELDS = ("object", "offset", "at", "carrying", "rise", "closing")
+    RELATIVE = ("relative", "along", "closing")
 
     def convert(self, value: Any, ctx: Context) -> Target:
         if isinstance(value, list | tuple):  # a tuple is a vec3 param's value
@@ -218,9 +220,13 @@ class TargetType(Type):
             raise Invalid("expected [x, y, z], {object: NAME, offset: [dx, dy, dz]} or "
                           f"{{relative: [dx, dy, dz]}}, got {_describe(value)}")
         if "relative" in value:
-            if len(value) != 1:
-                raise Invalid("a relative target has only the key 'relative'")
-            return Target(relative=VEC3.convert(value["relative"], ctx))
+            for key in value:
+                if key not in self.RELATIVE:
+                    raise Invalid(f"a relative target has only the keys {', '.join(self.RELATIVE)}"
+                                  f", not '{key}'")
+            return Target(relative=VEC3.convert(value["relative"], ctx),
+                          along=ENTITY.convert(value["along"], ctx) if "along" in value else None,
+                          closing=BOOL.convert(value.get("closing", False), ctx))
         for key in value:
             if key not in self.FIELDS:
                 raise Invalid(f"unknown target key '{key}'" + did_you_mean(key, self.FIELDS))
@@ -232,6 +238,7 @@ class TargetType(Type):
             at=AT.convert(value.get("at", "center"), ctx),
             carrying=ENTITY.convert(value["carrying"], ctx) if "carrying" in value else None,
             rise=Float(0.0).convert(value.get("rise", 0.0), ctx),
+            closing=BOOL.convert(value.get("closing", False), ctx),
         )
 
 

@@ -14,7 +14,7 @@ from tether.planning.compile import compile_plan, plan_document
 from tether.planning.offline import plan_goals
 from tether.planning.plan import Plan, Subtask
 from tether.planning.safety import SafetyConfig
-from tether.planning.skills import Goal
+from tether.planning.skills import Goal, parts_of
 from tether.trees.compiler import compile_tree
 from tether.trees.episode import run_episode
 
@@ -26,7 +26,8 @@ def names(root: py_trees.behaviour.Behaviour) -> list[str]:
 
 
 def test_a_planned_tree_shows_the_recoveries_the_rules_added(tmp_path):
-    plan = plan_goals("put the bowl on the plate", [Goal("on", (BOWL, PLATE))])
+    plan = plan_goals("put the bowl on the plate", [Goal("on", (BOWL, PLATE))],
+                      parts_of(scene()))
     root = compile_plan(plan, scene().resolve).root
     shown = py_trees.display.unicode_tree(root)
     for part in ("plan, else replan", "budget 700 steps", f"verified grasp of {BOWL}",
@@ -39,7 +40,8 @@ def test_a_planned_tree_shows_the_recoveries_the_rules_added(tmp_path):
 def test_rules_are_configurable_and_switch_off(tmp_path):
     config = tmp_path / "safety.yaml"
     config.write_text("grasp: {attempts: 4}\nstuck: {enabled: false}\nreplan: {enabled: false}\n")
-    doc = plan_document(plan_goals("x", [Goal("on", (BOWL, PLATE))]), SafetyConfig.load(config))
+    doc = plan_document(plan_goals("x", [Goal("on", (BOWL, PLATE))], parts_of(scene())),
+                        SafetyConfig.load(config))
     text = yaml.safe_dump(doc)
     assert "n: 4" in text and "error_is" not in text and "replan" not in text
 

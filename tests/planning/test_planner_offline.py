@@ -11,7 +11,8 @@ from tether.memory.store import ExperienceStore
 from tether.planning.instructions import Literal, parse
 from tether.planning.offline import PLAN_KEY, MemoryPlanner, ground_goals, plan_goals
 from tether.planning.request import PlanRequest
-from tether.planning.skills import Goal
+from tether.planning.skills import Goal, Part
+from tether.scenes.joints import HINGE, SLIDE
 from tether.scenes.referring import SceneFacts, ground
 
 BOWLS = {"akita_black_bowl_1": [0.0, 0.2, 0.9], "akita_black_bowl_2": [0.0, 0.0, 0.9],
@@ -27,6 +28,11 @@ FACTS = SceneFacts(
     positions={**{k: np.array(v) for k, v in BOWLS.items()}, "plate_1": np.array([0.0, 0.3, 0.9]),
                "glazed_rim_porcelain_ramekin_1": np.array([0.0, -0.25, 0.9])},
     robot_position=np.array([-0.5, 0.0, 1.1]))
+# what skill selection knows of them: small graspable things, drawers on slides, a knob's hinge
+PARTS = {**{e: Part((0.05, 0.05, 0.05)) for e in FACTS.entities},
+         **{e: Part((0.2, 0.15, 0.06), SLIDE, (0.0, 1.0, 0.0)) for e in FACTS.entities
+            if e.endswith(("top_region", "bottom_region"))},
+         "flat_stove_1": Part((0.3, 0.2, 0.07), HINGE, (0.0, -1.0, 0.0))}
 
 
 @pytest.mark.parametrize("text,literals", [
@@ -122,25 +128,38 @@ def test_on_the_top_of_a_fixture_is_its_top_side_and_closest_to_is_no_destinatio
 
 
 def test_a_goal_without_a_skill_is_reported_not_guessed():
-    with pytest.raises(TetherError, match=r"no skill achieves turn_off\(flat_stove_1\)"):
-        plan_goals("turn off the stove", ground_goals(parse("turn off the stove"), FACTS))
+    with pytest.raises(TetherError, match=r"no skill achieves open\(basket_1\) \(its part moves "
+                       r"on no joint a skill works: none\)"):
+        plan_goals("open the basket", [Goal("open", ("basket_1",))], PARTS)
+    with pytest.raises(TetherError, match=r"no skill achieves fold\(plate_1\) \(skills: close, "):
+        plan_goals("fold the plate", [Goal("fold", ("plate_1",))], PARTS)
+    with pytest.raises(TetherError, match=r"\(nothing is known of akita_black_bowl_1, plate_1\)"):
+        plan_goals("put the bowl on the plate", [Goal("on", ("akita_black_bowl_1", "plate_1"))],
+                   {})
+
+
+def test_turn_off_is_a_skill():
+    goals = ground_goals(parse("turn off the stove"), FACTS)
+    assert plan_goals("turn off the stove", goals, PARTS).subtasks[0].steps == [
+        {"subtree": "turn_off", "with": {"knob": "flat_stove_1"}}]
 
 
 def test_every_skill_names_a_library_tree_for_its_goal():
     """`close` is pushed shut by `close_drawer`; each skill's subtree says it achieves the goal."""
     import yaml
 
-    from tether.planning.skills import SKILLS, steps_for
+    from tether.planning.skills import RULES, steps_for
     from tether.trees.compiler import LIBRARY
 
     goals = ground_goals(parse("push the open top drawer of the wooden cabinet shut"), FACTS)
     assert goals == [Goal("close", ("wooden_cabinet_1_top_region",))]
-    plan = plan_goals("shut it", goals)
+    plan = plan_goals("shut it", goals, PARTS)
     assert plan.subtasks[0].steps == [
         {"subtree": "close_drawer", "with": {"drawer": "wooden_cabinet_1_top_region"}}]
-    for predicate in SKILLS:
-        args = ("a", "b") if predicate in ("on", "in") else ("a",)
-        for step in steps_for(Goal(predicate, args)):
+    for predicate in RULES:
+        args = ("basket_1", "plate_1") if predicate in ("on", "in") else (
+            "flat_stove_1" if predicate.startswith("turn") else "wooden_cabinet_1_top_region",)
+        for step in steps_for(Goal(predicate, args), PARTS):
             doc = yaml.safe_load((LIBRARY / f"{step['subtree']}.yaml").read_text())
             if step["subtree"] != "grasp":
                 assert predicate in doc.get("goal", [predicate]), (predicate, step)
@@ -150,14 +169,14 @@ def test_the_memory_planner_uses_a_remembered_plan_for_a_paraphrase_the_parser_c
         tmp_path):
     store = ExperienceStore(tmp_path / "m.db", embedder="hashing")
     old = plan_goals("put the middle bowl on the plate",
-                     [Goal("on", ("akita_black_bowl_2", "plate_1"))])
+                     [Goal("on", ("akita_black_bowl_2", "plate_1"))], PARTS)
     store.add(Experience(SUCCESSES, task="t", instruction="put the middle bowl on the plate",
                          objects=["akita_black_bowl_2", "plate_1"], outcome="success",
                          metadata={PLAN_KEY: old.to_json()}))
     text = "the middle bowl, onto the plate with it"  # no verb: the parser gives up
     with pytest.raises(TetherError):
-        MemoryPlanner().plan(PlanRequest(text, FACTS))
-    plan = MemoryPlanner(store, threshold=0.3).plan(PlanRequest(text, FACTS))
+        MemoryPlanner().plan(PlanRequest(text, FACTS, parts=PARTS))
+    plan = MemoryPlanner(store, threshold=0.3).plan(PlanRequest(text, FACTS, parts=PARTS))
     assert plan.planner.startswith("memory:")
     assert plan.subtasks[0].expect == [{"predicate": "on", "object": "akita_black_bowl_2",
                                         "target": "plate_1"}]

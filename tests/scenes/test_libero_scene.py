@@ -259,3 +259,28 @@ def test_the_microwaves_door_hinge_is_read_from_its_joint():
             scene.hinge_of("porcelain_mug_1")
     finally:
         scene.close()
+
+
+def test_joints_are_read_from_the_model():
+    """A drawer's region moves on its slide (out toward +y for the wooden cabinet as LIBERO
+    stands it), the stove's knob on a hinge whose bar's near end lies toward -x, turning on toward
+    -y."""
+    scene = LiberoScene("libero_goal/turn_on_the_stove", init_state=0, seed=0)
+    try:
+        drawer = scene.joint_of("wooden_cabinet_1_top_region")
+        assert drawer.kind == "slide" and drawer.travel == pytest.approx(0.16)
+        assert drawer.opening() == pytest.approx([0.0, 1.0, 0.0], abs=1e-6)
+        assert drawer.origin == pytest.approx(scene.pose_of("wooden_cabinet_1_top_region").pos)
+        assert drawer.frame() == pytest.approx(np.eye(3), abs=1e-6)
+        knob = scene.joint_of("flat_stove_1")
+        assert knob.kind == "hinge" and knob.open == pytest.approx(0.0, abs=1e-6)
+        assert knob.arm == pytest.approx([-1.0, 0.0, 0.0], abs=0.01)
+        assert knob.opening() == pytest.approx([0.0, -1.0, 0.0], abs=0.01)
+        # turning off: the same end, pushed the other way (a mirror image)
+        assert knob.frame(closing=True)[:, :2].T == pytest.approx(
+            np.array([[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), abs=0.01)
+        with pytest.raises(TetherError, match="'plate_1' has no joint"):
+            scene.joint_of("plate_1")
+        assert scene.headroom("wooden_cabinet_1_top_region") == pytest.approx(0.035, abs=0.005)
+    finally:
+        scene.close()

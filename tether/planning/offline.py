@@ -30,7 +30,7 @@ from tether.memory.store import ExperienceStore
 from tether.planning.instructions import Literal, parse
 from tether.planning.plan import Plan, Subtask, read_plan
 from tether.planning.request import PlanRequest
-from tether.planning.skills import Goal, steps_for
+from tether.planning.skills import Goal, Parts, steps_for
 from tether.scenes.referring import SceneFacts, ground, is_region, words
 
 PLAN_KEY = "plan"  # where a successful episode's plan is kept in its metadata
@@ -84,10 +84,12 @@ def _all_of(phrase: str, facts: SceneFacts) -> list[str]:
     return sorted(found)
 
 
-def plan_goals(instruction: str, goals: list[Goal], planner: str = "parser") -> Plan:
-    """A plan with one sub-task per goal: the skill's steps, the goal as its expected effect."""
+def plan_goals(instruction: str, goals: list[Goal], parts: Parts,
+               planner: str = "parser") -> Plan:
+    """A plan with one sub-task per goal: the steps of the skill the scene's `parts` call for
+    (`tether.planning.skills`), the goal as its expected effect."""
     return Plan(instruction=instruction, planner=planner, subtasks=[
-        Subtask(goal=str(g), steps=steps_for(g), expect=[g.expect()]) for g in goals])
+        Subtask(goal=str(g), steps=steps_for(g, parts), expect=[g.expect()]) for g in goals])
 
 
 def _entities_in(value: Any, known: set[str]) -> list[str]:
@@ -131,7 +133,7 @@ class MemoryPlanner:
         if parsed is None:
             raise TetherError(f"the memory planner cannot plan '{request.instruction}': {reason}"
                               + ("" if self.store is None else "; no remembered plan is close"))
-        return plan_goals(request.instruction, parsed)
+        return plan_goals(request.instruction, parsed, request.parts)
 
     def remember(self, request: PlanRequest, parsed: list[Goal] | None) -> Plan | None:
         if self.store is None or len(self.store) == 0:

@@ -31,6 +31,7 @@ from tether.planning.offline import MemoryPlanner
 from tether.planning.plan import Plan
 from tether.planning.request import Planner, PlanRequest
 from tether.planning.safety import SafetyConfig
+from tether.planning.skills import parts_of
 from tether.registry import Registry
 from tether.scenes.referring import SceneFacts
 
@@ -76,7 +77,7 @@ def request_for(instruction: str, robot: Any, options: PlannerOptions, **more: A
         frame = robot.render("agentview", (256, 256))
         images = [] if frame is None else [frame]
     return PlanRequest(instruction, SceneFacts.of(robot), resolve=robot.resolve, images=images,
-                       **more)
+                       parts=parts_of(robot), **more)
 
 
 def replanner_for(planner: Planner, options: PlannerOptions, safety: SafetyConfig | None,

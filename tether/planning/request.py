@@ -1,10 +1,11 @@
 """What a planner is asked: the instruction, the scene as it may see it, memory and failure.
 
-A `PlanRequest` carries everything a plan may depend on, so planners are functions of it:
-the instruction; the scene's facts (`tether.scenes.referring.SceneFacts`: names, aliases,
-positions); images (RGB arrays, for VLMs); retrieved long-term memory (success exemplars, failure
-precedents, rules, as `tether.memory.store.Hit`s' briefs); the short-term memory (the rendered
-event log of this episode); and, when replanning, what failed (`failure`) and the plan that did.
+A `PlanRequest` carries everything a plan may depend on, so planners are functions of it: the
+instruction; the scene's facts (`tether.scenes.referring.SceneFacts`: names, aliases, positions) and
+its entities' geometry and joints (`parts`, which skills are chosen by); images (RGB arrays, for
+VLMs); retrieved long-term memory (success exemplars, failure precedents, rules, as
+`tether.memory.store.Hit`s' briefs); the short-term memory (the rendered event log of this episode);
+and, when replanning, what failed (`failure`) and the plan that did.
 `Planner` is the protocol every planner implements (`memory`, `llm`).
 """
 
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from tether.planning.plan import Plan
+from tether.planning.skills import Parts
 from tether.scenes.referring import SceneFacts
 from tether.trees.values import Resolver
 
@@ -30,6 +32,8 @@ class PlanRequest:
     events: str = ""  # the short-term event log, rendered
     failure: str = ""  # what went wrong, when replanning
     previous: Plan | None = None  # the plan that failed, when replanning
+    # what skill selection knows of the entities (`tether.planning.skills.parts_of`)
+    parts: Parts = field(default_factory=dict)
 
 
 class Planner(Protocol):

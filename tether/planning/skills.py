@@ -1,24 +1,40 @@
-"""Skills: how a goal literal is achieved, as steps of the tree language.
+"""Skills: how a goal literal is achieved, chosen by one rule from the scene's geometry.
 
 The offline planner grounds an instruction into goal literals (`on(akita_black_bowl_1,
-plate_1)`) and asks `SKILLS[predicate]` for the steps that achieve one. Skills name library
-trees (`trees/library/*.yaml`) by `subtree:`, so what they do is readable and editable in the
-written tree, and the safety rules (`tether.planning.safety`) wrap them like any planner's steps.
+plate_1)`) and asks `steps_for(goal, parts)` for the steps that achieve one; the reference
+solution (`benchmarks/reference_success.py`) asks `skill_for` the same. Skills name library trees
+(`trees/library/*.yaml`) by `subtree:`, so what they do is readable and editable in the written
+tree, and the safety rules (`tether.planning.safety`) wrap them like any planner's steps.
 
-    on, in   grasp the object, place it on/in the target (library `grasp`, `place`)
-    open     open a drawer by its handle (library `open_drawer`)
-    close    push an open drawer shut by its handle (library `close_drawer`)
-    turn_on  turn the stove's knob (library `turn_on`)
+`skill_for` chooses by what the scene says of the goal's entities (`Part`: bounding box,
+the joint that moves it, headroom above it; privileged, `parts_of`), never by a name:
 
-A predicate without a skill (turn_off, ...) is reported as such, never guessed.
+    on        pick_place (grasp + place), or push when the object is too flat to grasp: lower
+              than FLAT and wider than the open fingers (GRIP) every way
+    in        pick_place into a region a slide moves (a drawer, opened first), slide_in when the
+              region lies under a roof lower than the object plus the hand (HAND), insert when
+              the region is narrower than the object is long, else pick_place
+    open      open_drawer for a part on a slide joint
+    close     close_drawer for a slide, close_door for a hinge
+    turn_on   turn_on, turn_off: turn_off (a knob pushed round the way its joint turns)
+
+A goal no skill achieves (an unknown predicate, a door to open, a part without a joint) is a
+`TetherError` naming it, never guessed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tether.errors import TetherError
+from tether.scenes.joints import HINGE, SLIDE
+from tether.scenes.robot import Robot
+
+FLAT = 0.03  # an object lower than this (m) ...
+GRIP = 0.08  # ... and wider than the open fingers every way (m) is pushed, not grasped
+HAND = 0.10  # how far the hand reaches above its fingertips (m): headroom a grasp needs
 
 
 @dataclass(frozen=True)
@@ -36,24 +52,97 @@ class Goal:
         return {"predicate": self.predicate, **dict(zip(names, self.args, strict=False))}
 
 
-def _pick_place(goal: Goal) -> list[dict]:
-    obj, target = goal.args
-    return [{"subtree": "grasp", "with": {"object": obj}},
-            {"subtree": "place", "with": {"object": obj, "target": target}}]
+@dataclass(frozen=True)
+class Part:
+    """What skill selection knows of an entity: its bounding box's size (m, x y z), the kind of
+    joint that moves it (`slide`, `hinge` or None), the world direction it moves to open (for a
+    joint), and the free height above its middle (m; inf when open above)."""
+
+    size: tuple[float, float, float]
+    joint: str | None = None
+    opening: tuple[float, float, float] | None = None
+    headroom: float = math.inf
 
 
-def _one_tree(tree: str, param: str) -> Callable[[Goal], list[dict]]:
-    """A skill that is one library tree, its `param` bound to the goal's single argument."""
-    return lambda goal: [{"subtree": tree, "with": {param: goal.args[0]}}]
+Parts = Mapping[str, Part]
 
 
-SKILLS: dict[str, Callable[[Goal], list[dict]]] = {
-    "on": _pick_place, "in": _pick_place, "open": _one_tree("open_drawer", "drawer"),
-    "close": _one_tree("close_drawer", "drawer"), "turn_on": _one_tree("turn_on", "stove")}
+def parts_of(robot: Robot, names: list[str] | None = None) -> dict[str, Part]:
+    """The `Part` of each entity (default: all of the scene's), read from `robot` now."""
+    parts = {}
+    for name in robot.entities() if names is None else names:
+        try:
+            low, high = robot.extent_of(name)
+        except TetherError:  # a body without geometry
+            continue
+        try:
+            joint = robot.joint_of(name)
+            kind, opening = joint.kind, tuple(float(v) for v in joint.opening())
+        except TetherError:
+            kind, opening = None, None
+        parts[name] = Part(tuple(float(v) for v in high - low), kind, opening,
+                           robot.headroom(name))
+    return parts
 
 
-def steps_for(goal: Goal) -> list[dict]:
-    """The steps that achieve `goal`; `TetherError` when no skill does."""
-    if goal.predicate not in SKILLS:
-        raise TetherError(f"no skill achieves {goal} (skills: {', '.join(sorted(SKILLS))})")
-    return SKILLS[goal.predicate](goal)
+def _flat(part: Part) -> bool:
+    return part.size[2] < FLAT and min(part.size[:2]) > GRIP
+
+
+def _in(goal: Goal, parts: Parts) -> str:
+    obj, region = parts[goal.args[0]], parts[goal.args[1]]
+    if region.joint == SLIDE:
+        return "pick_place"
+    if region.headroom < obj.size[2] + HAND:
+        return "slide_in"
+    if min(region.size[:2]) < max(obj.size[:2]):
+        return "insert"
+    return "pick_place"
+
+
+def _joint(goal: Goal, parts: Parts, trees: dict[str, str]) -> str | None:
+    return trees.get(parts[goal.args[0]].joint or "")
+
+
+RULES: dict[str, Callable[[Goal, Parts], str | None]] = {
+    "on": lambda goal, parts: "push" if _flat(parts[goal.args[0]]) else "pick_place",
+    "in": _in,
+    "open": lambda goal, parts: _joint(goal, parts, {SLIDE: "open_drawer"}),
+    "close": lambda goal, parts: _joint(goal, parts, {SLIDE: "close_drawer",
+                                                      HINGE: "close_door"}),
+    "turn_on": lambda goal, parts: "turn_on",
+    "turn_off": lambda goal, parts: "turn_off",
+}
+
+
+def skill_for(goal: Goal, parts: Parts) -> str:
+    """The library tree that achieves `goal` in a scene whose entities are `parts`;
+    `TetherError` when none does."""
+    rule = RULES.get(goal.predicate)
+    missing = [a for a in goal.args if a not in parts]
+    if rule is None or missing:
+        why = f"nothing is known of {', '.join(missing)}" if rule and missing else \
+            f"skills: {', '.join(sorted(RULES))}"
+        raise TetherError(f"no skill achieves {goal} ({why})")
+    tree = rule(goal, parts)
+    if tree is None:
+        raise TetherError(f"no skill achieves {goal} (its part moves on no joint a skill works: "
+                          f"{parts[goal.args[0]].joint or 'none'})")
+    return tree
+
+
+def steps_for(goal: Goal, parts: Parts) -> list[dict]:
+    """The steps that achieve `goal`: the chosen library tree, its params bound from the goal
+    (`from_goal`; pick_place as its two halves, grasp and place); `TetherError` when no skill
+    does."""
+    from tether.trees.compiler import LIBRARY, read_tree_file
+
+    tree = skill_for(goal, parts)
+    if tree == "pick_place":
+        obj, target = goal.args
+        return [{"subtree": "grasp", "with": {"object": obj}},
+                {"subtree": "place", "with": {"object": obj, "target": target}}]
+    literal = (goal.predicate, *goal.args)
+    params = read_tree_file(LIBRARY / f"{tree}.yaml").params.values()
+    return [{"subtree": tree, "with": {p.name: literal[p.from_goal] for p in params
+                                       if p.from_goal and p.from_goal < len(literal)}}]
