@@ -26,6 +26,7 @@ from tether.behaviours.services import Replanner
 from tether.memory.store import ExperienceStore
 from tether.models.planners import BackendConfig, get_backend
 from tether.planning.compile import compile_plan, write_plan_tree
+from tether.planning.grounding import GroundingConfig
 from tether.planning.llm import LLMPlanner
 from tether.planning.offline import MemoryPlanner
 from tether.planning.plan import Plan
@@ -57,7 +58,8 @@ def memory_planner(options: PlannerOptions, store: ExperienceStore | None) -> Pl
 
 def llm_planner(options: PlannerOptions, store: ExperienceStore | None) -> Planner:
     """The chat backend `options.backend` behind the repair loop."""
-    return LLMPlanner(get_backend(options.backend, options.config), attempts=options.attempts)
+    return LLMPlanner(get_backend(options.backend, options.config), attempts=options.attempts,
+                      grounding=GroundingConfig())
 
 
 def make_planner(options: PlannerOptions, store: ExperienceStore | None = None) -> Planner:

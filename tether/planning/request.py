@@ -4,7 +4,8 @@ A `PlanRequest` carries everything a plan may depend on, so planners are functio
 the instruction; the scene's facts (`tether.scenes.referring.SceneFacts`: names, aliases,
 positions); images (RGB arrays, for VLMs); retrieved long-term memory (success exemplars, failure
 precedents, rules, as `tether.memory.store.Hit`s' briefs); the short-term memory (the rendered
-event log of this episode); and, when replanning, what failed (`failure`) and the plan that did.
+event log of this episode); the grounded readings of the instruction (`options`, best first:
+`tether.planning.grounding`); and, when replanning, what failed (`failure`) and the plan that did.
 `Planner` is the protocol every planner implements (`memory`, `llm`).
 """
 
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from tether.planning.grounding import Reading
 from tether.planning.plan import Plan
 from tether.scenes.referring import SceneFacts
 from tether.trees.values import Resolver
@@ -30,6 +32,7 @@ class PlanRequest:
     events: str = ""  # the short-term event log, rendered
     failure: str = ""  # what went wrong, when replanning
     previous: Plan | None = None  # the plan that failed, when replanning
+    options: list[Reading] = field(default_factory=list)  # grounded readings, best first
 
 
 class Planner(Protocol):
