@@ -56,6 +56,7 @@ INTO_OBJECT = "put {x} in {y}"  # "the cheese in the bowl": on(cheese, bowl) for
 TO_PLACE = "put {x} at the {y}"  # a place on the table ("stove front", "next to plate")
 THEN = ", then "
 ORDER_BONUS = 0.05  # the instruction names a goal's object before its target
+CONJUNCTION_COST = 0.02  # per goal of a conjunction: one goal wins a tie
 SUPPORT_XY = 0.08  # m: an object stands on the highest thing under it within this distance
 SUPPORT_XY_FIXTURE = 0.15  # m: ... or of a fixture's part (an open drawer is pulled out)
 SUPPORT_Z = 0.01  # m: ... a fixture's surface may sit this much above the object's position
@@ -170,10 +171,10 @@ class _Scene:
         """What an entity may be called: its vocabulary phrase, its names, its aliases."""
         if entity in self.places:
             return [self.places[entity]]
-        out = [phrase(entity)]
+        out = [*(" ".join(n) for n in self.facts.names(entity)[1:] if is_region(entity)),
+               phrase(entity), *(" ".join(n) for n in self.facts.names(entity)[1:])]
         if is_region(entity) or entity.endswith("_side"):
             out.append(noun(category_of(entity)))
-        out += [" ".join(n) for n in self.facts.names(entity)[1:]]
         out += [a for a, c in self.facts.aliases.items() if c == entity]
         return list(dict.fromkeys(out))
 
@@ -196,8 +197,7 @@ class _Scene:
         base = self.names(entity)[0]
         under = self.support(entity)
         if under is not None:
-            out += [f"the {base} from the {n}" for n in self.names(under)[1:3]
-                    or self.names(under)[:1]]
+            out += [f"the {base} from the {n}" for n in self.names(under)[:3]]
         pos = self.facts.positions
         alike = [o for o in self.objects if category_of(o) == category_of(entity) and o in pos]
         if len(alike) < 2 or entity not in pos:
@@ -249,7 +249,8 @@ class _Scene:
                 else:
                     into = predicate == "on" and y in self.objects
                     templates = TEMPLATES[predicate] + ((INTO_OBJECT,) if into else ())
-                    targets = [f"the {n}" for n in self.names(y)[:2]]
+                    targets = (self.referring(y) if y in self.objects
+                               else [f"the {n}" for n in self.names(y)[:2]])
                 sentences = [t.format(x=s, y=n) for t in templates for s in subjects
                              for n in targets]
                 out.append((Goal(predicate, (x, y)), sentences))
@@ -300,7 +301,7 @@ class Ranker:
         for _, goal, sentences, found in lexical[:self.config.shortlist]:
             total = self.embed(sentences) @ query + weight * np.array([_f1(said, f)
                                                                        for f in found])
-            total += ORDER_BONUS * _in_order(goal, instruction, scene)
+            total += _order_bonus(goal, instruction, scene)
             i = int(np.argmax(total))
             singles.append((Reading((goal,), sentences[i], float(total[i])), found[i]))
         singles.sort(key=lambda t: -t[0].score)
@@ -314,8 +315,10 @@ class Ranker:
             sims = self.embed(texts) @ query if texts else []
             for combo, text, sim in zip(combos, texts, sims, strict=True):
                 found = set().union(*(f for _, f in combo))
-                readings.append(Reading(tuple(g for r, _ in combo for g in r.goals), text,
-                                        float(sim + weight * _f1(said, found))))
+                goals = tuple(g for r, _ in combo for g in r.goals)
+                order = sum(_order_bonus(g, instruction, scene) for g in goals) / len(goals)
+                readings.append(Reading(goals, text, float(
+                    sim + weight * _f1(said, found) + order - CONJUNCTION_COST * len(goals))))
         readings.sort(key=lambda r: -r.score)
         return Grounding(instruction, readings, self.config)
 
@@ -351,11 +354,12 @@ def _mention(reading: Reading, instruction: str, scene: _Scene) -> int:
     return _first(reading.goals[0].args[0], instruction, scene)
 
 
-def _in_order(goal: Goal, instruction: str, scene: _Scene) -> bool:
-    """Whether the instruction names the goal's object before its target."""
+def _order_bonus(goal: Goal, instruction: str, scene: _Scene) -> float:
+    """`ORDER_BONUS` when the instruction names the goal's object before its target."""
     if len(goal.args) < 2:
-        return False
-    return _first(goal.args[0], instruction, scene) < _first(goal.args[1], instruction, scene)
+        return 0.0
+    before = _first(goal.args[0], instruction, scene) < _first(goal.args[1], instruction, scene)
+    return ORDER_BONUS if before else 0.0
 
 
 def _first(entity: str, instruction: str, scene: _Scene) -> int:
