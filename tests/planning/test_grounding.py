@@ -42,7 +42,7 @@ FACTS = SceneFacts(list(POSITIONS), fixtures={"flat_stove_1", "wooden_cabinet_1"
     ("slide open the top drawer and place the mug in it",
      [Goal("open", ("wooden_cabinet_1_top_region",)),
       Goal("in", ("porcelain_mug_1", "wooden_cabinet_1_top_region"))]),
-    ("set the mug on the plate and after that switch the stove on",
+    ("set the mug on the plate and after that turn on the stove",
      [Goal("on", ("porcelain_mug_1", "plate_1")), Goal("turn_on", ("flat_stove_1",))]),
 ])
 def test_paraphrases_ground_to_the_goals_they_mean(text, goals):

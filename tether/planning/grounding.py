@@ -89,7 +89,7 @@ class GroundingConfig:
 
     embedder: str = "minilm"
     threshold: float = 1.2
-    margin: float = 0.03
+    margin: float = 0.005
     lexical_weight: float = 1.0
     shortlist: int = 12  # single goals embedded, the best by lexical evidence
     pool: int = 6  # single goals conjunctions are built from
@@ -298,7 +298,7 @@ class Ranker:
         query = self.embed([_plain(instruction)])[0]
         weight = self.config.lexical_weight
         singles: list[tuple[Reading, set[str]]] = []
-        for _, goal, sentences, found in lexical[:self.config.shortlist]:
+        for _, goal, sentences, found in _shortlist(lexical, said, self.config.shortlist):
             total = self.embed(sentences) @ query + weight * np.array([_f1(said, f)
                                                                        for f in found])
             total += _order_bonus(goal, instruction, scene)
@@ -307,7 +307,7 @@ class Ranker:
         singles.sort(key=lambda t: -t[0].score)
         readings = [r for r, _ in singles]
         if singles and said - singles[0][1]:  # words the best single goal leaves unexplained
-            pool = sorted(singles[:self.config.pool],
+            pool = sorted(_covering(singles, said, self.config.pool),
                           key=lambda t: _mention(t[0], instruction, scene))
             combos = [c for n in (2, 3) for c in itertools.combinations(pool, n)
                       if _compatible(c, said)]
@@ -321,6 +321,23 @@ class Ranker:
                     sim + weight * _f1(said, found) + order - CONJUNCTION_COST * len(goals))))
         readings.sort(key=lambda r: -r.score)
         return Grounding(instruction, readings, self.config)
+
+
+def _shortlist(lexical: list, said: set[str], n: int) -> list:
+    """The `n` best goals by lexical score, and the best two for each instruction word."""
+    chosen = lexical[:n]
+    for word in sorted(said):
+        chosen += [t for t in lexical if any(word in f for f in t[3])][:2]
+    return list({id(t): t for t in chosen}.values())
+
+
+def _covering(singles: list[tuple[Reading, set[str]]], said: set[str],
+              n: int) -> list[tuple[Reading, set[str]]]:
+    """The `n` best single readings, and the best one for each instruction word they miss."""
+    chosen = singles[:n]
+    for word in sorted(said - set().union(*(f for _, f in chosen))):
+        chosen += [t for t in singles if word in t[1]][:1]
+    return list({id(t): t for t in chosen}.values())
 
 
 def _plain(text: str) -> str:
