@@ -3,8 +3,8 @@ the trees it plans succeed.
 
 For every task and every phrasing of it (the BDDL's own, the tether sidecar's, and the
 paraphrases below) the `memory` planner (`tether.planning.offline.MemoryPlanner`, no memory: the
-instruction parser; `--memory PATH`: remembered plans first) plans against the task's scene at
-the init state: parsed, grounded over the scene's names and positions, turned into steps, and
+grounding by ranking; `--memory PATH`: remembered plans first) plans against the task's scene at
+the init state: grounded by ranking over the scene's names and positions, turned into steps, and
 the plan compiled with the tree compiler. A row says whether the grounded goals equal the
 task's own BDDL goal (`goal`), and whether a plan came out that compiles (`plan`); when not, why.
 
@@ -84,7 +84,7 @@ class Row:
     text: str
     init_state: int
     skill: bool  # the library has a skill for every predicate of the task's goal
-    planner: str = ""  # which path planned (parser, memory:<id>); "" when none did
+    planner: str = ""  # which path planned (grounding, memory:<id>); "" when none did
     goals: str = ""
     ok_goal: bool = False
     ok_plan: bool = False  # a plan that compiles

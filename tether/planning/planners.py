@@ -1,7 +1,7 @@
 """Choosing a planner by name, and what it is asked from a scene.
 
 `--backend` names the planner: `memory` (offline: remembered plans from a long-term store, else
-the instruction parser; `tether.planning.offline`) is registered in `PLANNERS`; any other name
+grounding by ranking; `tether.planning.offline`) is registered in `PLANNERS`; any other name
 is a chat backend of `tether.models.planners` (`openai`, `transformers`) behind the repair loop
 (`tether.planning.llm`).
 
@@ -52,7 +52,7 @@ PLANNERS: Registry[PlannerFactory] = Registry("planner")
 
 @PLANNERS.register("memory")
 def memory_planner(options: PlannerOptions, store: ExperienceStore | None) -> Planner:
-    """The offline planner, reading remembered plans from `store` (None: the parser only)."""
+    """The offline planner, reading remembered plans from `store` (None: grounding only)."""
     return MemoryPlanner(store)
 
 
