@@ -1,9 +1,11 @@
 """The `memory` planner: tether's offline default (no model server, no weights).
 
-1. **Ground**: the instruction is grounded by ranking (`tether.planning.grounding`): the goals
-   the skills can achieve in this scene, rendered as sentences, ranked against it with MiniLM
-   and lexical evidence; below the threshold or margin, a `TetherError` lists the closest
-   readings. The goals are turned into steps by `tether.planning.skills`.
+1. **Ground**: the instruction parser (`tether.planning.instructions`, grounded by
+   `tether.scenes.referring.ground`) where it reads the instruction; where it cannot, grounding
+   by ranking (`tether.planning.grounding`): the goals the skills can achieve in this scene,
+   rendered as sentences, ranked against it with MiniLM and lexical evidence; below the
+   threshold or margin, a `TetherError` lists the closest readings. The goals are turned into
+   steps by `tether.planning.skills`.
 2. **Remember**: with a long-term store, the nearest successful episode that carries a plan
    (`metadata.plan`, written by `tether do`) is retrieved by the embedding of instruction +
    objects. Its entities are re-grounded into this scene: each old entity goes to the new
@@ -12,9 +14,8 @@
    the ones that worked); when the goals differ the grounding wins (the store only looked
    alike); when the grounding could not decide the remembered plan is used on its own.
 
-`plan()` returns a `Plan` whose `planner` says which path made it (`memory:<id>`, `grounding`).
-`ground_goals` (the instruction parser's literals grounded by `tether.scenes.referring.ground`)
-stays for callers that hold parsed literals.
+`plan()` returns a `Plan` whose `planner` says which path made it (`memory:<id>`, `parser`,
+`grounding`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from tether.errors import TetherError
 from tether.memory.experience import SUCCESSES, key_text
 from tether.memory.store import ExperienceStore
 from tether.planning.grounding import GroundingConfig, rank
-from tether.planning.instructions import Literal
+from tether.planning.instructions import Literal, parse
 from tether.planning.plan import Plan, Subtask, read_plan
 from tether.planning.request import PlanRequest
 from tether.planning.skills import Goal, steps_for
@@ -87,7 +88,7 @@ def _all_of(phrase: str, facts: SceneFacts) -> list[str]:
     return sorted(found)
 
 
-def plan_goals(instruction: str, goals: list[Goal], planner: str = "grounding") -> Plan:
+def plan_goals(instruction: str, goals: list[Goal], planner: str = "parser") -> Plan:
     """A plan with one sub-task per goal: the skill's steps, the goal as its expected effect."""
     return Plan(instruction=instruction, planner=planner, subtasks=[
         Subtask(goal=str(g), steps=steps_for(g), expect=[g.expect()]) for g in goals])
@@ -126,17 +127,22 @@ class MemoryPlanner:
     def plan(self, request: PlanRequest) -> Plan:
         parsed: list[Goal] | None = None
         reason = ""
-        try:
-            parsed = rank(request.instruction, request.facts, self.grounding).decide()
-        except TetherError as exc:
-            reason = str(exc)
+        path = "parser"
+        try:  # the phrase parser where it reads the instruction, else grounding by ranking
+            parsed = ground_goals(parse(request.instruction), request.facts)
+        except TetherError:
+            path = "grounding"
+            try:
+                parsed = rank(request.instruction, request.facts, self.grounding).decide()
+            except TetherError as exc:
+                reason = str(exc)
         remembered = self.remember(request, parsed)
         if remembered is not None:
             return remembered
         if parsed is None:
             raise TetherError(f"the memory planner cannot plan '{request.instruction}': {reason}"
                               + ("" if self.store is None else "; no remembered plan is close"))
-        return plan_goals(request.instruction, parsed)
+        return plan_goals(request.instruction, parsed, path)
 
     def remember(self, request: PlanRequest, parsed: list[Goal] | None) -> Plan | None:
         if self.store is None or len(self.store) == 0:
