@@ -11,7 +11,7 @@ import py_trees
 import pytest
 from typer.testing import CliRunner
 
-from tests.planning.test_planner_offline import FACTS
+from tests.planning.test_planner_offline import FACTS, PARTS
 from tether.cli.main import app
 from tether.planning.compile import plan_document
 from tether.planning.offline import MemoryPlanner
@@ -91,7 +91,7 @@ def test_a_broken_tree_file_is_reported_where_it_is_broken(tmp_path: Path, monke
 
 @pytest.mark.parametrize("instruction", INSTRUCTIONS)
 def test_a_planned_tree_round_trips_to_the_same_py_trees_tree(instruction: str, tmp_path: Path):
-    document = plan_document(MemoryPlanner().plan(PlanRequest(instruction, FACTS)))
+    document = plan_document(MemoryPlanner().plan(PlanRequest(instruction, FACTS, parts=PARTS)))
     xml = tmp_path / "plan.xml"
     xml.write_text(document_to_xml(document, "plan"), encoding="utf-8")
     main, documents = xml_to_documents(xml)
@@ -131,7 +131,7 @@ def test_the_nodes_model_is_generated_from_the_node_registry():
     assert move_to.tag == "Action"
     ports = {p.get("name"): p.attrib for p in move_to.findall("input_port")}
     assert set(ports) == {*NODE_TYPES["move_to"].params, "object", "offset", "at", "carrying",
-                          "rise"}
+                          "rise", "closing"}
     assert ports["tolerance"] == {"name": "tolerance", "type": "float", "default": "0.01"}
     assert "default" not in ports["target"]
     grasp = model.find("SubTree[@ID='grasp']")
