@@ -62,7 +62,7 @@ class SessionConfig:
     task: str  # SUITE/TASK, SUITE/INDEX or a .bddl file
     seed: int = 0
     init_state: int | None = None  # None: seed % 50
-    budget: int = DEFAULT_BUDGET  # control steps
+    budget: int | None = None  # control steps; None: the task's step cap, else DEFAULT_BUDGET
     runs: Path = Path("runs")  # the folder that receives the run directory
     record: bool = True  # write the trace
     frames: FrameSettings = DEFAULT_FRAMES
@@ -144,6 +144,14 @@ class Session:
                 self.scene.close()
 
     @property
+    def budget(self) -> int:
+        """The episode's step budget: the config's, else the task's step cap (LIBERO's per
+        suite, `Task.max_steps`), else `DEFAULT_BUDGET`."""
+        if self.config.budget is not None:
+            return self.config.budget
+        return self.entry.max_steps or DEFAULT_BUDGET
+
+    @property
     def instruction(self) -> str:
         """The task's instruction in this scene (as the perturbations rewrote it)."""
         return self.scene.task.language
@@ -175,7 +183,7 @@ class Session:
         params = {k: str(v) for k, v in compiled.bindings.items()}
         recorder = Recorder(out, compiled.root, scene, frames=cfg.frames, meta={
             "tree": tree, "task": self.entry.id, "instruction": instruction,
-            "init_state": cfg.index, "seed": cfg.seed, "budget": cfg.budget,
+            "init_state": cfg.index, "seed": cfg.seed, "budget": self.budget,
             "params": params}) if cfg.record else None
         store = self.store
         observers: list[Callable[[Tick], None]] = [EventRecorder(scene)]
@@ -185,7 +193,7 @@ class Session:
             if view is not None:
                 view.__enter__()
                 observers.append(view)
-            result = run_episode(compiled.root, scene, budget=cfg.budget, task=self.entry.id,
+            result = run_episode(compiled.root, scene, budget=self.budget, task=self.entry.id,
                                  instruction=instruction, params=compiled.bindings,
                                  observers=tuple(observers), memory=store,
                                  services=self.services)
