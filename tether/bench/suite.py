@@ -141,6 +141,28 @@ class Suite:
         """An episode's step budget: the arm's, else the suite's, else the task's step cap."""
         return arm.budget or self.budget or self.caps.get(task) or DEFAULT_BUDGET
 
+    def select(self, tasks: list[str] | None = None, arms: list[str] | None = None) -> Suite:
+        """The suite restricted to the tasks whose id (`SUITE/TASK`) or suite/set name matches
+        one of the globs `tasks`, and to the arms named in `arms` (`tether bench --tasks
+        --arms`); None keeps all."""
+        from dataclasses import replace
+
+        kept = tuple(t for t in self.tasks if tasks is None or any(
+            fnmatch.fnmatch(t, p) or fnmatch.fnmatch(t.partition("/")[0], p) for p in tasks))
+        if not kept:
+            raise TetherError(f"--tasks {' '.join(tasks or ())} matches none of the tasks of "
+                              f"suite '{self.name}' ({len(self.tasks)} tasks)")
+        names = [a.name for a in self.arms]
+        for name in arms or ():
+            if name not in names:
+                raise TetherError(f"suite '{self.name}' has no arm '{name}'"
+                                  f"{did_you_mean(name, names)}")
+        chosen = tuple(a for a in self.arms if arms is None or a.name in arms)
+        left = {a.name for a in chosen}
+        return replace(self, tasks=kept, arms=chosen,
+                       skipped={k: v for k, v in self.skipped.items() if k in left},
+                       headline=self.headline if set(self.headline or ()) <= left else None)
+
     def episodes(self) -> list[Episode]:
         """Every episode, in a fixed order: arm, task, perturbation, seed."""
         return [Episode(arm, task, pname, specs, seed, self.budget_of(arm, task), self.timeout)
