@@ -99,7 +99,7 @@ def bench(
         err.print(f"[yellow]{why}[/]", markup=True)
     rows = run_bench(suite, run_dir, workers=workers, backend=backend, address=address,
                      timeout=timeout, execute=partial(run_episode, reuse=reuse_scenes))
-    summary = write_reports(rows, run_dir, suite.name, suite.headline)
+    summary = write_reports(rows, run_dir, suite.name, suite.headline, spec=suite)
     out.print((run_dir / "summary.md").read_text(encoding="utf-8"), markup=False)
     for problem in summary["export_problems"]:
         err.print(f"[yellow]replay not exported: {problem}[/]", markup=True)
