@@ -143,8 +143,8 @@ class Suite:
 
     def select(self, tasks: list[str] | None = None, arms: list[str] | None = None) -> Suite:
         """The suite restricted to the tasks whose id (`SUITE/TASK`) or suite/set name matches
-        one of the globs `tasks`, and to the arms named in `arms` (`tether bench --tasks
-        --arms`); None keeps all."""
+        one of the globs `tasks`, and to the arms named in `arms` (the others are skipped, so
+        reports still list them; `tether bench --tasks --arms`); None keeps all."""
         from dataclasses import replace
 
         kept = tuple(t for t in self.tasks if tasks is None or any(
@@ -157,10 +157,10 @@ class Suite:
             if name not in names:
                 raise TetherError(f"suite '{self.name}' has no arm '{name}'"
                                   f"{did_you_mean(name, names)}")
-        chosen = tuple(a for a in self.arms if arms is None or a.name in arms)
-        left = {a.name for a in chosen}
-        return replace(self, tasks=kept, arms=chosen,
-                       skipped={k: v for k, v in self.skipped.items() if k in left},
+        left = {a.name for a in self.arms if arms is None or a.name in arms}
+        skipped = {**{a: f"arm '{a}' not selected (--arms)" for a in names if a not in left},
+                   **self.skipped}
+        return replace(self, tasks=kept, skipped=skipped,
                        headline=self.headline if set(self.headline or ()) <= left else None)
 
     def episodes(self) -> list[Episode]:
