@@ -177,3 +177,29 @@ def test_report_gives_wilson_intervals_per_set_published_numbers_and_not_run_arm
             "82.4% | Harness VLA paper, Table 3 (LIBERO-Pro) |") in text
     assert "| 57.2% | SOMA paper, Table II (LIBERO-PRO, pi0.5) |" in text
     assert "| planned | libero_goal_task | 7 | OBJECT_NOT_FOUND ×6, EPISODE_ERROR ×1 |" in text
+
+
+@pytest.mark.slow
+def test_a_planned_arm_episode_runs_end_to_end_on_a_libero_pro_task(tmp_path):
+    """The planned arm plans the set's instruction in the episode's scene and runs the tree
+    through the bench runner: 40 steps, ended by the budget, its plan kept."""
+    from tether.bench.runner import run_episode
+
+    suite = load_suite(write(tmp_path, """
+suite: t
+tasks: [libero_goal_swap/8]
+seeds: [1]
+arms: {planned: {plan: memory, budget: 40}}
+"""), tmp_path)
+    (episode,) = suite.episodes()
+    result = run_episode(episode, str(tmp_path / "out"), reuse=False)
+    assert (result["tree"], result["task"], result["seed"], result["budget"]) == (
+        "planned by memory", "libero_goal_swap/put_the_bowl_on_the_plate", 1, 40)
+    assert (result["status"], result["steps"], result["ended_by"]) == ("failed", 40, "budget")
+    assert result["instruction"] == "put the bowl on the plate"
+    run_dir = tmp_path / "out" / result["trace"]
+    plan = json.loads((run_dir / "plan.json").read_text())
+    assert plan["instruction"] == "put the bowl on the plate"
+    assert [s["goal"] for s in plan["subtasks"]] == ["on(akita_black_bowl_1, plate_1)"]
+    record = json.loads((run_dir / "result.json").read_text())
+    assert (record["init_state"], record["result"]["steps"]) == (1, 40)
