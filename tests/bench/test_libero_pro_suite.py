@@ -92,12 +92,32 @@ arms:
     assert [e.budget for e in suite.episodes()] == [500, 500, 500, 40, 40, 40]
 
 
-def test_a_session_without_a_budget_runs_to_the_task_s_step_cap():
-    assert Session(SessionConfig(task="libero_goal_swap/8"), name="t").budget == 300
-    assert Session(SessionConfig(task="libero_spatial/0"), name="t").budget == 220
-    assert Session(SessionConfig(task="libero_goal/8", budget=40), name="t").budget == 40
-    own = Session(SessionConfig(task="tether/chain_bowl_ramekin_cream_cheese"), name="t")
-    assert own.budget == DEFAULT_BUDGET
+def test_a_session_with_budget_none_runs_to_the_task_s_step_cap():
+    def budget(task: str, steps: int | None) -> int:
+        return Session(SessionConfig(task=task, budget=steps), name="t").budget
+
+    assert budget("libero_goal_swap/8", None) == 300
+    assert budget("libero_spatial/0", None) == 220
+    assert budget("tether/chain_bowl_ramekin_cream_cheese", None) == DEFAULT_BUDGET
+    assert budget("libero_goal/8", 40) == 40
+    assert Session(SessionConfig(task="libero_goal/8"), name="t").budget == DEFAULT_BUDGET
+
+
+@pytest.mark.slow
+def test_tether_run_without_budget_stops_at_the_set_s_step_cap(tmp_path):
+    from typer.testing import CliRunner
+
+    from tether.cli.main import app
+
+    tree = tmp_path / "idle.yaml"
+    tree.write_text("root:\n  wait: 1000\n")
+    result = CliRunner().invoke(app, ["run", str(tree), "--task", "libero_goal_swap/8",
+                                      "--lines", "--no-record", "--memory", "none",
+                                      "--runs", str(tmp_path / "runs")])
+    assert result.exit_code == 1, result.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    record = json.loads((run_dir / "result.json").read_text())
+    assert (record["result"]["steps"], record["result"]["ended_by"]) == (300, "budget")
 
 
 def test_arm_mistakes_are_located(tmp_path):

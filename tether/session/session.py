@@ -62,7 +62,7 @@ class SessionConfig:
     task: str  # SUITE/TASK, SUITE/INDEX or a .bddl file
     seed: int = 0
     init_state: int | None = None  # None: seed % 50
-    budget: int | None = None  # control steps; None: the task's step cap, else DEFAULT_BUDGET
+    budget: int | None = DEFAULT_BUDGET  # control steps; None: the task's step cap (else 1000)
     runs: Path = Path("runs")  # the folder that receives the run directory
     record: bool = True  # write the trace
     frames: FrameSettings = DEFAULT_FRAMES
