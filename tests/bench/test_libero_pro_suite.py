@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from tether.bench.report import summarize, write_markdown
-from tether.bench.suite import DEFAULT_BUDGET, load_suite
+from tether.bench.suite import load_suite
 from tether.errors import TetherError
 from tether.scenes.catalogue import suite_tasks
 from tether.scenes.libero_pro import installed
-from tether.session.session import Session, SessionConfig
+from tether.session.session import DEFAULT_BUDGET, Session, SessionConfig
 from tether.trees.source import TreeError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError, data_problem, did_you_mean
+from tether.session.session import DEFAULT_BUDGET
 from tether.trees.compiler import LIBRARY
 from tether.trees.source import TreeError, Where, load_source
 
@@ -59,7 +60,6 @@ PUBLISHED_KEYS = {"system", "cells", "rate", "source"}
 # an arm declaring another mode must say what it `needs`.
 PERCEPTION_MODES = ("privileged", "camera")
 RUNNABLE_PERCEPTION = ("privileged",)
-DEFAULT_BUDGET = 1000  # an episode's budget when neither the suite nor its task sets one
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,8 @@ class Suite:
     published: tuple[Published, ...] = ()
 
     def budget_of(self, arm: Arm, task: str) -> int:
-        """An episode's step budget: the arm's, else the suite's, else the task's step cap."""
+        """An episode's step budget: the arm's, else the suite's, else the task's step cap,
+        else tether's default (`DEFAULT_BUDGET`)."""
         return arm.budget or self.budget or self.caps.get(task) or DEFAULT_BUDGET
 
     def select(self, tasks: list[str] | None = None, arms: list[str] | None = None) -> Suite:
