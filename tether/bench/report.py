@@ -1,11 +1,16 @@
 """The reports of a bench run, all written into its run directory from the episode rows.
 
-    summary.json   cells (arm x perturbation), tasks (arm x task), arms: episodes, successes,
-                   errors, rate, 95% Wilson CI; with the suite's `headline` (arm, baseline),
+    summary.json   cells (arm x perturbation), tasks (arm x task), sets (arm x the task's
+                   suite or LIBERO-PRO set), arms: episodes, successes, errors, rate, 95%
+                   Wilson CI; failures (arm x set: failed episodes by cause, the last error
+                   code); with the suite's `headline` (arm, baseline),
                    their difference per perturbation and over the perturbation kinds, with
                    Newcombe's 95% interval of a difference of proportions
-    summary.md     the same as Markdown tables (the headline first), and the failures with
-                   links to their traces
+    summary.md     the same as Markdown tables (the headline first): the arms with their
+                   perception mode (and those not run, with what they need), success per set
+                   when the suite spans several, the suite's `published` numbers beside them
+                   with their source, failures by cause per set, and each failure with a link to
+                   its trace
     junit.xml      one testcase per episode; a failure's text is its final tree snapshot
                    (tree.txt) and its error codes; an episode that crashed or hung is an <error>
     success.png    success by perturbation per arm with 95% Wilson intervals
@@ -22,10 +27,16 @@ import html
 import json
 import math
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tether.bench.suite import Suite
 
 Z95 = 1.959964
+PERCEPTION_WORDS = {"privileged": "privileged (simulator poses)",
+                    "camera": "camera (perception models on RGB-D)"}
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -91,13 +102,42 @@ def _tally(rows: list[dict[str, Any]], fields: tuple[str, ...]) -> dict[str, dic
     return groups
 
 
+def task_set(task: str) -> str:
+    """The suite or LIBERO-PRO set a task id belongs to (`libero_goal_swap/8` ->
+    `libero_goal_swap`)."""
+    return task.partition("/")[0]
+
+
+def failure_cause(row: dict[str, Any]) -> str:
+    """Why an episode failed: the last error code it wrote, `EPISODE_ERROR` when the runner
+    recorded an error, else how it ended (`no code, ended by budget`)."""
+    if row["status"] == "error":
+        return "EPISODE_ERROR"
+    return row["error_codes"][-1] if row["error_codes"] else f"no code, ended by {row['ended_by']}"
+
+
+def _failures(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per (arm, set): failed episodes and their causes, most frequent first."""
+    causes: dict[tuple[str, str], Counter[str]] = {}
+    for row in rows:
+        if row["status"] != "passed":
+            causes.setdefault((row["arm"], task_set(row["task"])), Counter())[
+                failure_cause(row)] += 1
+    return {f"{arm}|{s}": {"arm": arm, "set": s, "failures": c.total(),
+                           "causes": dict(c.most_common())}
+            for (arm, s), c in causes.items()}
+
+
 def summarize(rows: list[dict[str, Any]], suite: str = "",
               compare: tuple[str, str] | None = None) -> dict[str, Any]:
-    """Success per (arm, perturbation) cell, per (arm, task) and per arm, with Wilson intervals;
-    with `compare` (arm, baseline), the headline difference."""
+    """Success per (arm, perturbation) cell, per (arm, task), per (arm, set) and per arm, with
+    Wilson intervals, and failures by cause per (arm, set); with `compare` (arm, baseline), the
+    headline difference."""
+    with_set = [{**r, "set": task_set(r["task"])} for r in rows]
     summary = {"suite": suite, "episodes": len(rows),
                "cells": _tally(rows, ("arm", "perturbation")),
-               "tasks": _tally(rows, ("arm", "task")), "arms": _tally(rows, ("arm",))}
+               "tasks": _tally(rows, ("arm", "task")), "sets": _tally(with_set, ("arm", "set")),
+               "failures": _failures(rows), "arms": _tally(rows, ("arm",))}
     if compare is not None:
         summary["headline"] = headline(summary["cells"], *compare)
     return summary
@@ -128,10 +168,69 @@ def _headline_lines(h: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
-def write_markdown(summary: dict[str, Any], rows: list[dict[str, Any]], path: Path) -> None:
+def _rate(c: dict[str, Any]) -> str:
+    lo, hi = c["ci95"]
+    return f"{c['successes']}/{c['episodes']} = {_pct(c['rate'])} ({_pct(lo)}–{_pct(hi)})"
+
+
+def _arm_lines(spec: Suite, summary: dict[str, Any]) -> list[str]:
+    """Every arm the suite declares: what it runs, its perception mode, and its success over
+    the run, or why it did not run."""
+    lines = ["## Arms", "", "| arm | runs | perception | success (95% CI) |",
+             "| --- | --- | --- | --- |"]
+    for arm in spec.arms:
+        runs = f"`{arm.tree}`" if arm.tree else f"planned by `{arm.plan}`"
+        a = summary["arms"].get(arm.name)
+        result = (f"not run (needs {arm.needs})" if arm.needs else spec.skipped.get(arm.name)
+                  or (_rate(a) if a else "not run in this run"))
+        lines.append(f"| {arm.name} | {runs} | {PERCEPTION_WORDS[arm.perception]} | {result} |")
+    return [*lines, ""]
+
+
+def _set_lines(summary: dict[str, Any]) -> list[str]:
+    """Success per task set (a LIBERO-PRO set is a cell: base suite x variant), one column per
+    arm that ran."""
+    arms = list(summary["arms"])
+    sets = list(dict.fromkeys(c["set"] for c in summary["sets"].values()))
+    lines = ["## Success per task set (95% Wilson CI)", "", "| set | " + " | ".join(arms) + " |",
+             "| --- |" + " --- |" * len(arms)]
+    for name in sets:
+        cells = [summary["sets"].get(f"{arm}|{name}") for arm in arms]
+        lines.append(f"| {name} | " + " | ".join(_rate(c) if c else "-" for c in cells) + " |")
+    return [*lines, ""]
+
+
+def _published_lines(spec: Suite) -> list[str]:
+    lines = ["## Published numbers (others' systems and cells, for context; not rerun here)", "",
+             "| system | cells | success | source |", "| --- | --- | --- | --- |"]
+    lines += [f"| {p.system} | {p.cells} | {p.rate:.1f}% | {p.source} |" for p in spec.published]
+    return [*lines, ""]
+
+
+def _cause_lines(summary: dict[str, Any]) -> list[str]:
+    lines = ["## Failures by cause per set (the last error code of each failed episode)", "",
+             "| arm | set | failed | causes |", "| --- | --- | --- | --- |"]
+    for f in summary["failures"].values():
+        causes = ", ".join(f"{code} ×{n}" for code, n in f["causes"].items())
+        lines.append(f"| {f['arm']} | {f['set']} | {f['failures']} | {causes} |")
+    return [*lines, ""]
+
+
+def write_markdown(summary: dict[str, Any], rows: list[dict[str, Any]], path: Path,
+                   spec: Suite | None = None) -> None:
+    """summary.md; with the suite (`spec`), its arms (perception, not run) and published
+    numbers too."""
     lines = [f"# bench: {summary['suite']}", ""]
+    if spec is not None:
+        lines += _arm_lines(spec, summary)
     if "headline" in summary:
         lines += _headline_lines(summary["headline"])
+    if len({c["set"] for c in summary["sets"].values()}) > 1:
+        lines += _set_lines(summary)
+    if spec is not None and spec.published:
+        lines += _published_lines(spec)
+    if summary["failures"]:
+        lines += _cause_lines(summary)
     lines += ["| arm | perturbation | success | rate | 95% CI | errors |",
              "| --- | --- | --- | --- | --- | --- |"]
     for c in summary["cells"].values():
@@ -295,12 +394,14 @@ def write_html(summary: dict[str, Any], rows: list[dict[str, Any]], out: Path,
 
 
 def write_reports(rows: list[dict[str, Any]], out: Path | str, suite: str,
-                  compare: tuple[str, str] | None = None) -> dict[str, Any]:
-    """Write every report of the run into `out`; return the summary."""
+                  compare: tuple[str, str] | None = None, *,
+                  spec: Suite | None = None) -> dict[str, Any]:
+    """Write every report of the run into `out`; return the summary. `spec`, the suite that
+    ran, adds its arms' perception and declarations and its published numbers."""
     out = Path(out)
     summary = summarize(rows, suite, compare)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    write_markdown(summary, rows, out / "summary.md")
+    write_markdown(summary, rows, out / "summary.md", spec)
     write_junit(rows, out, suite, out / "junit.xml")
     write_plot(summary, out / "success.png")
     write_learning_curve(rows, out / "learning.png")

@@ -51,7 +51,8 @@ _frozen = False  # whether this process has frozen its heap (`_freeze_heap`)
 
 def base_row(ep: Episode) -> dict[str, Any]:
     """The fields every row has, whatever happened to the episode."""
-    return {"key": ep.key, "arm": ep.arm.name, "tree": ep.arm.tree, "memory": ep.arm.memory,
+    tree = ep.arm.tree or f"planned by {ep.arm.plan}"
+    return {"key": ep.key, "arm": ep.arm.name, "tree": tree, "memory": ep.arm.memory,
             "task": ep.task, "perturbation": ep.perturbation, "perturb": list(ep.perturb),
             "seed": ep.seed, "budget": ep.budget}
 
@@ -84,8 +85,10 @@ def _freeze_heap() -> None:
 
 
 def run_episode(ep: Episode, out: str, *, reuse: bool = True) -> dict[str, Any]:
-    """Run one episode with `tether.session.run.run` and return its row (the default `execute`);
-    `reuse` takes the scene from this process's `kept_scenes()`, else builds it afresh."""
+    """Run one episode with `tether.session.run.run` (a planning arm: `tether.planning.do`, the
+    task's instruction planned in the episode's scene) and return its row (the default
+    `execute`); `reuse` takes the scene from this process's `kept_scenes()`, else builds it
+    afresh."""
     from tether.replay.recorder import FrameSettings
     from tether.session.run import RunConfig, run
     from tether.session.session import SessionConfig
@@ -98,10 +101,14 @@ def run_episode(ep: Episode, out: str, *, reuse: bool = True) -> dict[str, Any]:
     scratch = out_dir / "scratch" / ep.slug
     shutil.rmtree(scratch, ignore_errors=True)
     wall = time.perf_counter()
-    rec = run(RunConfig(ep.arm.file, SessionConfig(
-        task=ep.task, seed=ep.seed, budget=ep.budget, runs=scratch, record=True,
-        frames=FrameSettings(), memory=memory, perturb=tuple(ep.perturb)),
-        given=dict(ep.arm.given)), scenes=kept_scenes() if reuse else None)
+    session = SessionConfig(task=ep.task, seed=ep.seed, budget=ep.budget, runs=scratch,
+                            record=True, frames=FrameSettings(), memory=memory,
+                            perturb=tuple(ep.perturb))
+    scenes = kept_scenes() if reuse else None
+    if ep.arm.plan is not None:
+        rec = _planned(ep, session, scenes)
+    else:
+        rec = run(RunConfig(ep.arm.file, session, given=dict(ep.arm.given)), scenes=scenes)
     final = out_dir / "episodes" / ep.slug
     shutil.rmtree(final, ignore_errors=True)
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -114,6 +121,19 @@ def run_episode(ep: Episode, out: str, *, reuse: bool = True) -> dict[str, Any]:
             "ended_by": r.ended_by, "error_codes": [e["code"] for e in r.errors], "error": None,
             "instruction": rec.instruction, "trace": str(final.relative_to(out_dir)),
             "wall_seconds": round(time.perf_counter() - wall, 2)}
+
+
+def _planned(ep: Episode, session: Any, scenes: SceneCache | None) -> Any:
+    """A planning arm's episode: the task's instruction planned by `ep.arm.plan` in the episode's
+    scene and run, as `tether do` does (`tether.planning.do.do_instruction`)."""
+    from tether.planning.do import DoConfig, do_instruction
+    from tether.planning.planners import PlannerOptions
+    from tether.scenes.catalogue import get_task
+
+    record, _ = do_instruction(DoConfig(get_task(ep.task).language, session,
+                                        planner=PlannerOptions(backend=ep.arm.plan)),
+                               scenes=scenes)
+    return record
 
 
 def _worker(conn: Connection, execute: Execute, out: str) -> None:

@@ -3,20 +3,30 @@
 A suite is YAML (docs/bench.md):
 
     suite: smoke
-    budget: 600            # step budget of every episode (an arm may override it)
+    budget: 600            # step budget of every episode (an arm may override it); without
+                           # it, each task's step cap (LIBERO's per suite, `Task.max_steps`)
     timeout: 300           # wall seconds before an episode is killed and recorded as an error
-    tasks: [libero_goal/put_the_bowl_on_the_plate]
+    tasks: [libero_goal/put_the_bowl_on_the_plate, libero_goal_swap, libero_*_lan]
     seeds: 2               # 0..N-1, or an explicit list
     perturbations:         # name -> list of specs (KIND[:k=v,...]); `none: []` is unperturbed
       none: []
       pose_noise: [pose_noise]
     arms:                  # name -> a way of solving the tasks
       analytic: {tree: pick_place, memory: none}
+      planned: {plan: memory}          # the task's instruction planned per episode
+      camera: {plan: memory, perception: camera, needs: issue 23 (camera perception)}
     headline: {arm: analytic, baseline: other}   # optional: the comparison the report leads with
 
+A task entry without `/` names a whole suite or LIBERO-PRO set (all its tasks, in order) or is
+a glob over their names (`libero_*_swap`); `SUITE/GLOB` picks tasks of one suite by name.
 An arm's `tree` (and each of its `requires`) is a path relative to the suite's root (the working
 directory), or the name of a library tree (`pick_place` is trees/library/pick_place.yaml), so the
-shipped suites run from an installed copy as from the checkout. An arm's `memory` is `none`
+shipped suites run from an installed copy as from the checkout. An arm with `plan: PLANNER`
+instead of `tree` plans each episode's task instruction in its scene with that offline planner
+(`tether.planning.planners.PLANNERS`, what `tether do` does). An arm's `perception` (default
+`privileged`) is what its report header says; an arm with `needs: WHAT` is declared but not run,
+and the report prints it as "not run (needs WHAT)". `published` lists others' numbers the report
+prints beside the suite's, each with its source. An arm's `memory` is `none`
 (off), `fresh` (a new store per episode) or `persistent` (one store per arm that every episode
 of the arm reads and consolidates into, in suite order). An arm whose `requires` do not exist yet
 (a policy checkpoint, say) is skipped with a message. Every problem is reported at once, located
@@ -26,20 +36,30 @@ as `file:line:column: key: message`.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError, data_problem, did_you_mean
+from tether.session.session import DEFAULT_BUDGET
 from tether.trees.compiler import LIBRARY
 from tether.trees.source import TreeError, Where, load_source
+
+if TYPE_CHECKING:
+    from tether.scenes.catalogue import Task
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 MEMORY_MODES = ("none", "fresh", "persistent")
 TOP_KEYS = {"suite", "doc", "budget", "timeout", "tasks", "seeds", "perturbations", "arms",
-            "headline"}
-ARM_KEYS = {"tree", "with", "memory", "budget", "requires", "doc"}
+            "headline", "published"}
+ARM_KEYS = {"tree", "plan", "with", "memory", "budget", "requires", "perception", "needs", "doc"}
+PUBLISHED_KEYS = {"system", "cells", "rate", "source"}
+# What an arm's leaves read object state from (docs/perception.md); only `privileged` runs today:
+# an arm declaring another mode must say what it `needs`.
+PERCEPTION_MODES = ("privileged", "camera")
+RUNNABLE_PERCEPTION = ("privileged",)
 
 
 @dataclass(frozen=True)
@@ -47,12 +67,15 @@ class Arm:
     """A way of solving the suite's tasks: a tree, its bound params and a memory mode."""
 
     name: str
-    tree: str  # as the suite names it (reports show this)
+    tree: str  # as the suite names it (reports show this); "" for a planning arm
     given: dict[str, Any] = field(default_factory=dict)
     memory: str = "none"
     budget: int | None = None
     requires: tuple[str, ...] = ()
     file: Path | None = None  # the tree file `tree` names; None when it does not exist
+    plan: str | None = None  # the planner that plans each episode's instruction (no `tree`)
+    perception: str = "privileged"
+    needs: str | None = None  # what the arm waits for; such an arm is declared, not run
 
     def missing(self, root: Path) -> list[str]:
         """The `requires` entries that name nothing (see `locate`)."""
@@ -66,6 +89,16 @@ def locate(ref: str, root: Path) -> Path | None:
         if candidate.exists():
             return candidate
     return None
+
+
+@dataclass(frozen=True)
+class Published:
+    """A number someone else published, printed beside the suite's own (never compared)."""
+
+    system: str
+    cells: str  # which of their cells the number covers
+    rate: float  # percent
+    source: str
 
 
 @dataclass(frozen=True)
@@ -97,14 +130,43 @@ class Suite:
     tasks: tuple[str, ...]
     perturbations: dict[str, tuple[str, ...]]
     seeds: tuple[int, ...]
-    budget: int
+    budget: int | None  # None: each task's step cap
     timeout: float
     skipped: dict[str, str] = field(default_factory=dict)  # arm name -> why it does not run
     headline: tuple[str, str] | None = None  # (arm, baseline arm) the report compares first
+    caps: dict[str, int | None] = field(default_factory=dict)  # task -> its step cap
+    published: tuple[Published, ...] = ()
+
+    def budget_of(self, arm: Arm, task: str) -> int:
+        """An episode's step budget: the arm's, else the suite's, else the task's step cap,
+        else tether's default (`DEFAULT_BUDGET`)."""
+        return arm.budget or self.budget or self.caps.get(task) or DEFAULT_BUDGET
+
+    def select(self, tasks: list[str] | None = None, arms: list[str] | None = None) -> Suite:
+        """The suite restricted to the tasks whose id (`SUITE/TASK`) or suite/set name matches
+        one of the globs `tasks`, and to the arms named in `arms` (the others are skipped, so
+        reports still list them; `tether bench --tasks --arms`); None keeps all."""
+        from dataclasses import replace
+
+        kept = tuple(t for t in self.tasks if tasks is None or any(
+            fnmatch.fnmatch(t, p) or fnmatch.fnmatch(t.partition("/")[0], p) for p in tasks))
+        if not kept:
+            raise TetherError(f"--tasks {' '.join(tasks or ())} matches none of the tasks of "
+                              f"suite '{self.name}' ({len(self.tasks)} tasks)")
+        names = [a.name for a in self.arms]
+        for name in arms or ():
+            if name not in names:
+                raise TetherError(f"suite '{self.name}' has no arm '{name}'"
+                                  f"{did_you_mean(name, names)}")
+        left = {a.name for a in self.arms if arms is None or a.name in arms}
+        skipped = {**{a: f"arm '{a}' not selected (--arms)" for a in names if a not in left},
+                   **self.skipped}
+        return replace(self, tasks=kept, skipped=skipped,
+                       headline=self.headline if set(self.headline or ()) <= left else None)
 
     def episodes(self) -> list[Episode]:
         """Every episode, in a fixed order: arm, task, perturbation, seed."""
-        return [Episode(arm, task, pname, specs, seed, arm.budget or self.budget, self.timeout)
+        return [Episode(arm, task, pname, specs, seed, self.budget_of(arm, task), self.timeout)
                 for arm in self.arms if arm.name not in self.skipped
                 for task in self.tasks for pname, specs in self.perturbations.items()
                 for seed in self.seeds]
@@ -139,17 +201,40 @@ def _positive_int(where: Where, value: Any, problems: list[str]) -> int:
     return value
 
 
-def _check_task(where: Where, task: Any, problems: list[str]) -> str:
-    from tether.scenes.catalogue import get_task
+def expand_tasks(entry: str) -> list[Task]:
+    """The tasks a suite's `tasks` entry names: `SUITE/TASK` (or `SUITE/INDEX`, a file), a
+    suite or LIBERO-PRO set (all its tasks), a glob over those names (`libero_*_swap`), or
+    `SUITE/GLOB` over one suite's task names."""
+    from tether.scenes import catalogue
 
-    if not isinstance(task, str):
-        problems.append(where.error(f"expected a task name, got {task!r}"))
-        return ""
+    suite, sep, rest = entry.partition("/")
+    if not sep and not entry.endswith(".bddl"):
+        names = catalogue.ALL_SUITES + catalogue.pro_sets()
+        matched = fnmatch.filter(names, entry) if _is_glob(entry) else [entry]
+        if not matched:
+            raise TetherError(f"no suite or set matches '{entry}'")
+        return [t for name in matched for t in catalogue.suite_tasks(name)]
+    if sep and _is_glob(rest):
+        tasks = [t for t in catalogue.suite_tasks(suite) if fnmatch.fnmatch(t.name, rest)]
+        if not tasks:
+            raise TetherError(f"no task of '{suite}' matches '{rest}'")
+        return tasks
+    return [catalogue.get_task(entry)]
+
+
+def _is_glob(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def _check_tasks(where: Where, entry: Any, problems: list[str]) -> list[Task]:
+    if not isinstance(entry, str):
+        problems.append(where.error(f"expected a task, suite or set name, got {entry!r}"))
+        return []
     try:
-        return get_task(task).id
+        return expand_tasks(entry)
     except TetherError as exc:
         problems.append(where.error(str(exc)))
-        return task
+        return []
 
 
 def _check_specs(where: Where, specs: Any, problems: list[str]) -> tuple[str, ...]:
@@ -168,11 +253,12 @@ def _check_specs(where: Where, specs: Any, problems: list[str]) -> tuple[str, ..
 
 def _arm(where: Where, name: str, spec: Any, root: Path, problems: list[str]) -> Arm | None:
     if not isinstance(spec, dict):
-        problems.append(where.error("expected a mapping with at least 'tree'"))
+        problems.append(where.error("expected a mapping with 'tree' or 'plan'"))
         return None
     _unknown(where, spec, ARM_KEYS, problems)
-    if "tree" not in spec:
-        problems.append(where.error("missing 'tree'"))
+    if ("tree" in spec) == ("plan" in spec):
+        problems.append(where.error("expected exactly one of 'tree' (a tree file) and 'plan' "
+                                    "(a planner that plans each episode)"))
         return None
     memory = spec.get("memory", "none")
     if memory not in MEMORY_MODES:
@@ -192,15 +278,64 @@ def _arm(where: Where, name: str, spec: Any, root: Path, problems: list[str]) ->
     budget = spec.get("budget")
     if budget is not None:
         budget = _positive_int(where.of_key(spec, "budget"), budget, problems)
-    tree = str(spec["tree"])
-    file = locate(tree, root)
+    plan = _planner(where, spec, problems)
+    perception = spec.get("perception", RUNNABLE_PERCEPTION[0])
+    needs = spec.get("needs")
+    if perception not in PERCEPTION_MODES:
+        problems.append(where.of_key(spec, "perception").error(
+            f"expected one of {', '.join(PERCEPTION_MODES)}, got {perception!r}"))
+    elif perception not in RUNNABLE_PERCEPTION and needs is None:
+        problems.append(where.of_key(spec, "perception").error(
+            f"{perception} perception cannot run yet; declare what the arm needs "
+            "(`needs: ...`) and it is reported as not run"))
+    if needs is not None and (not isinstance(needs, str) or not needs.strip()):
+        problems.append(where.of_key(spec, "needs").error(f"expected a text, got {needs!r}"))
+    tree = str(spec.get("tree", ""))
+    file = locate(tree, root) if tree else None
     arm = Arm(name, tree, {str(k): v for k, v in given.items()}, str(memory), budget,
-              tuple(str(r) for r in requires), file if file and file.is_file() else None)
-    if not arm.missing(root) and arm.file is None:
+              tuple(str(r) for r in requires), file if file and file.is_file() else None,
+              plan, str(perception), None if needs is None else str(needs))
+    if tree and not arm.missing(root) and arm.file is None:
         library = sorted(p.stem for p in LIBRARY.glob("*.yaml"))
         problems.append(where.of_key(spec, "tree").error(
             f"no tree file {tree} here or in the library" + did_you_mean(tree, library)))
     return arm
+
+
+def _planner(where: Where, spec: dict, problems: list[str]) -> str | None:
+    """The arm's `plan`: the name of an offline planner (`tether.planning.planners.PLANNERS`)."""
+    if "plan" not in spec:
+        return None
+    from tether.planning.planners import PLANNERS
+
+    name = spec["plan"]
+    try:
+        PLANNERS.get(str(name))
+    except TetherError as exc:
+        problems.append(where.of_key(spec, "plan").error(str(exc)))
+    return str(name)
+
+
+def _published(where: Where, data: dict, problems: list[str]) -> tuple[Published, ...]:
+    """`published: [{system, cells, rate, source}, ...]`: others' numbers, with their source."""
+    at, items = where.of_key(data, "published"), data.get("published", [])
+    if not isinstance(items, list):
+        problems.append(at.error("expected a list of {system, cells, rate, source}"))
+        return ()
+    out = []
+    for i, item in enumerate(items):
+        item_at = at.of_item(items, i)
+        if not isinstance(item, dict) or set(item) != PUBLISHED_KEYS:
+            problems.append(item_at.error("expected {system, cells, rate, source}"))
+            continue
+        rate = item["rate"]
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 100:
+            problems.append(item_at.of_key(item, "rate").error(
+                f"expected a percentage in 0..100, got {rate!r}"))
+            continue
+        out.append(Published(str(item["system"]), str(item["cells"]), float(rate),
+                             str(item["source"])))
+    return tuple(out)
 
 
 def load_suite(name_or_path: str | Path, root: Path | None = None) -> Suite:
@@ -215,14 +350,18 @@ def load_suite(name_or_path: str | Path, root: Path | None = None) -> Suite:
     for key in ("suite", "tasks", "arms"):
         if key not in data:
             problems.append(where.error(f"missing '{key}'"))
-    budget = _positive_int(where.of_key(data, "budget"), data.get("budget", 1000), problems)
+    budget = (_positive_int(where.of_key(data, "budget"), data["budget"], problems)
+              if "budget" in data else None)
     timeout = _positive_int(where.of_key(data, "timeout"), data.get("timeout", 600), problems)
     tasks_at = where.of_key(data, "tasks")
     tasks = data.get("tasks", [])
     if not isinstance(tasks, list) or not tasks:
         problems.append(tasks_at.error("expected a non-empty list of tasks"))
         tasks = []
-    task_ids = [_check_task(tasks_at.of_item(tasks, i), t, problems) for i, t in enumerate(tasks)]
+    found = [t for i, entry in enumerate(tasks)
+             for t in _check_tasks(tasks_at.of_item(tasks, i), entry, problems)]
+    caps = {t.id: t.max_steps for t in found}
+    task_ids = list(caps)  # in order, each task once
     seeds_at = where.of_key(data, "seeds")
     seeds = data.get("seeds", 1)
     if isinstance(seeds, int) and not isinstance(seeds, bool):
@@ -246,13 +385,15 @@ def load_suite(name_or_path: str | Path, root: Path | None = None) -> Suite:
     arms = [_arm(arms_at.of_key(arm_specs, n), str(n), s, root, problems)
             for n, s in arm_specs.items()]
     headline = _headline(where, data, [str(n) for n in arm_specs], problems)
+    published = _published(where, data, problems)
     if problems:
         raise TreeError(problems)
     valid = tuple(a for a in arms if a is not None)
-    skipped = {a.name: f"arm '{a.name}' skipped: {', '.join(a.missing(root))} does not exist yet"
-               for a in valid if a.missing(root)}
+    skipped = {a.name: f"arm '{a.name}' not run (needs {a.needs})" for a in valid if a.needs}
+    skipped.update({a.name: f"arm '{a.name}' skipped: {', '.join(a.missing(root))} does not "
+                    "exist yet" for a in valid if a.missing(root) and not a.needs})
     return Suite(str(data["suite"]), str(path), valid, tuple(task_ids), perturbations,
-                 tuple(seeds), budget, float(timeout), skipped, headline)
+                 tuple(seeds), budget, float(timeout), skipped, headline, caps, published)
 
 
 def _headline(where: Where, data: dict, arms: list[str],

@@ -66,6 +66,12 @@ def bench(
     tolerance: Annotated[float, typer.Option(help="Allowed drop per cell (percentage points).")
                          ] = 0.0,
     strict: Annotated[bool, typer.Option(help="Also exit 1 when any episode failed.")] = False,
+    tasks: Annotated[list[str] | None, typer.Option(
+        "--tasks", metavar="GLOB", help="Run only the suite's tasks whose SUITE/TASK id or "
+                                        "suite/set name matches (repeatable), e.g. "
+                                        "'libero_goal_*'.")] = None,
+    arms: Annotated[list[str] | None, typer.Option(
+        "--arms", metavar="ARM", help="Run only these arms of the suite (repeatable).")] = None,
 ) -> None:
     """Run a benchmark suite (episodes in parallel, resumable) and write its reports."""
     from tether.bench.gate import gate as gate_check
@@ -83,6 +89,8 @@ def bench(
     if len(target) != 1:
         raise TetherError(f"expected one suite, got {' '.join(target)}")
     suite = load_suite(target[0])
+    if tasks or arms:
+        suite = suite.select(tasks, arms)
     baseline = load_summary(gate) if gate else None
     run_dir = out_dir or Path("runs/bench") / suite.name
     if fresh:
@@ -91,7 +99,7 @@ def bench(
         err.print(f"[yellow]{why}[/]", markup=True)
     rows = run_bench(suite, run_dir, workers=workers, backend=backend, address=address,
                      timeout=timeout, execute=partial(run_episode, reuse=reuse_scenes))
-    summary = write_reports(rows, run_dir, suite.name, suite.headline)
+    summary = write_reports(rows, run_dir, suite.name, suite.headline, spec=suite)
     out.print((run_dir / "summary.md").read_text(encoding="utf-8"), markup=False)
     for problem in summary["export_problems"]:
         err.print(f"[yellow]replay not exported: {problem}[/]", markup=True)

@@ -43,7 +43,9 @@ def run(
     init_state: Annotated[int | None, typer.Option(
         help="Which of the task's 50 init states.")] = None,
     with_: WithOpt = None,
-    budget: Annotated[int, typer.Option(help="Step budget of the episode.")] = 1000,
+    budget: Annotated[int | None, typer.Option(
+        min=1, help="Step budget of the episode (default: the task's step cap, e.g. 300 for "
+                    "libero_goal and its LIBERO-PRO sets; 1000 for tasks without one).")] = None,
     runs: Annotated[Path, typer.Option(
         help="Folder that receives the run directory.")] = Path("runs"),
     live: Annotated[bool | None, typer.Option(

@@ -23,6 +23,7 @@ import io
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.behaviours.services import NO_SERVICES, Services
 from tether.memory.experience import SUCCESSES
@@ -41,6 +42,9 @@ from tether.scenes.catalogue import get_task
 from tether.scenes.perturbations import perturbed_instruction
 from tether.session.session import RunRecord, Session, SessionConfig
 from tether.trees.source import display_path
+
+if TYPE_CHECKING:
+    from tether.scenes.scene_cache import SceneCache
 
 DO_BUDGET = 1500  # `tether do`'s step budget (a planned tree adds checks and recoveries)
 
@@ -90,19 +94,20 @@ class DoConfig:
     plan: Plan | None = None  # one made already for this scene: then only kept, compiled, run
 
 
-def do_instruction(config: DoConfig, *, services: Services = NO_SERVICES
-                   ) -> tuple[RunRecord, Plan]:
+def do_instruction(config: DoConfig, *, services: Services = NO_SERVICES,
+                   scenes: SceneCache | None = None) -> tuple[RunRecord, Plan]:
     """Plan and run one episode (see the module docstring); the run's `RunRecord` and the plan.
 
     `services` are the run's verifier and diagnoser (`tether.session.services`); `do` adds the
     replanner. The memory planner reads the session's store when `memory` was given (without
-    it, the run still consolidates into `RUNS/memory.db`, and the planner reads no store)."""
+    it, the run still consolidates into `RUNS/memory.db`, and the planner reads no store).
+    `scenes` lends the scene (`tether.session.session.Session`; `tether bench` workers)."""
     cfg = config.session
     plans = cfg.runs / "plans"
     plans.mkdir(parents=True, exist_ok=True)
     slug = "-".join(config.instruction.lower().split())[:60].replace("/", "_")
     tree = plans / f"{slug}-s{cfg.seed}.yaml"
-    session = Session(cfg, name=tree.stem)
+    session = Session(cfg, name=tree.stem, scenes=scenes)
     with session:
         scene = session.scene
         planner = make_planner(config.planner, None if cfg.memory is None else session.store)

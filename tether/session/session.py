@@ -62,7 +62,7 @@ class SessionConfig:
     task: str  # SUITE/TASK, SUITE/INDEX or a .bddl file
     seed: int = 0
     init_state: int | None = None  # None: seed % 50
-    budget: int = DEFAULT_BUDGET  # control steps
+    budget: int | None = DEFAULT_BUDGET  # control steps; None: the task's step cap (else 1000)
     runs: Path = Path("runs")  # the folder that receives the run directory
     record: bool = True  # write the trace
     frames: FrameSettings = DEFAULT_FRAMES
@@ -144,6 +144,14 @@ class Session:
                 self.scene.close()
 
     @property
+    def budget(self) -> int:
+        """The episode's step budget: the config's, else the task's step cap (LIBERO's per
+        suite, `Task.max_steps`), else `DEFAULT_BUDGET`."""
+        if self.config.budget is not None:
+            return self.config.budget
+        return self.entry.max_steps or DEFAULT_BUDGET
+
+    @property
     def instruction(self) -> str:
         """The task's instruction in this scene (as the perturbations rewrote it)."""
         return self.scene.task.language
@@ -177,7 +185,7 @@ class Session:
         applied = tuple(str(p) for p in getattr(scene, "perturbations", self.perturbations))
         recorder = Recorder(out, compiled.root, scene, frames=cfg.frames, meta={
             "tree": tree, "task": self.entry.id, "instruction": instruction,
-            "init_state": cfg.index, "seed": cfg.seed, "budget": cfg.budget,
+            "init_state": cfg.index, "seed": cfg.seed, "budget": self.budget,
             "params": params, "perturbations": list(applied)}) if cfg.record else None
         store = self.store
         observers: list[Callable[[Tick], None]] = [EventRecorder(scene)]
@@ -187,7 +195,7 @@ class Session:
             if view is not None:
                 view.__enter__()
                 observers.append(view)
-            result = run_episode(compiled.root, scene, budget=cfg.budget, task=self.entry.id,
+            result = run_episode(compiled.root, scene, budget=self.budget, task=self.entry.id,
                                  instruction=instruction, params=compiled.bindings,
                                  observers=tuple(observers), memory=store,
                                  services=self.services)
