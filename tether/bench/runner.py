@@ -16,7 +16,9 @@ way, the worker is replaced, and the run goes on. (`concurrent.futures` cannot k
 task without breaking the whole pool, hence the small pool here.) Episodes of an arm with
 `memory: persistent` run one after another in suite order, since each reads what the previous
 ones consolidated. `backend="ray"` submits the same episodes as Ray tasks (`ray.init(address)`,
-or a local Ray with `num_cpus=workers`) and gives the same rows.
+or a local Ray with `num_cpus=workers`) and gives the same rows; an episode whose suite names a
+policy on CUDA asks Ray for one GPU (`Episode.gpus`). Each episode names the suite's `policies`
+in its worker for its duration (`SessionConfig.policies`).
 """
 
 from __future__ import annotations
@@ -100,7 +102,8 @@ def run_episode(ep: Episode, out: str, *, reuse: bool = True) -> dict[str, Any]:
     wall = time.perf_counter()
     rec = run(RunConfig(ep.arm.file, SessionConfig(
         task=ep.task, seed=ep.seed, budget=ep.budget, runs=scratch, record=True,
-        frames=FrameSettings(), memory=memory, perturb=tuple(ep.perturb)),
+        frames=FrameSettings(), memory=memory, perturb=tuple(ep.perturb),
+        policies=dict(ep.policies)),
         given=dict(ep.arm.given)), scenes=kept_scenes() if reuse else None)
     final = out_dir / "episodes" / ep.slug
     shutil.rmtree(final, ignore_errors=True)
@@ -254,7 +257,7 @@ def _ray_loop(ray: Any, pending: list[Episode], out: Path, workers: int, execute
     flying: dict[Any, tuple[Episode, float]] = {}
     while True:
         while len(flying) < workers and (ep := sched.next()) is not None:
-            flying[remote.remote(ep)] = (ep, time.perf_counter())
+            flying[remote.options(num_gpus=ep.gpus).remote(ep)] = (ep, time.perf_counter())
         if not flying:
             break
         ready, _ = ray.wait(list(flying), num_returns=1, timeout=0.5)

@@ -12,6 +12,9 @@ A suite is YAML (docs/bench.md):
       pose_noise: [pose_noise]
     arms:                  # name -> a way of solving the tasks
       analytic: {tree: pick_place, memory: none}
+      pi05: {tree: vla_bare, with: {policy: pi05}}
+    policies:              # optional: named for every episode (`tether.models.policies`)
+      pi05: ws://gpu-box:8000            # a SPEC, or {type: lerobot|openpi|scripted, ...}
     headline: {arm: analytic, baseline: other}   # optional: the comparison the report leads with
 
 An arm's `tree` (and each of its `requires`) is a path relative to the suite's root (the working
@@ -19,7 +22,9 @@ directory), or the name of a library tree (`pick_place` is trees/library/pick_pl
 shipped suites run from an installed copy as from the checkout. An arm's `memory` is `none`
 (off), `fresh` (a new store per episode) or `persistent` (one store per arm that every episode
 of the arm reads and consolidates into, in suite order). An arm whose `requires` do not exist yet
-(a policy checkpoint, say) is skipped with a message. Every problem is reported at once, located
+(a policy checkpoint, say) is skipped with a message. The `policies:` reach every episode's
+worker (`Episode.policies`); a SPEC's lerobot policy runs on `load_suite`'s `device` (the CLI's
+`--device`) unless it names one. Every problem is reported at once, located
 as `file:line:column: key: message`.
 """
 
@@ -32,13 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError, data_problem, did_you_mean
+from tether.models.policies import Entry, check_name, entry_of, needs_gpu
 from tether.trees.compiler import LIBRARY
 from tether.trees.source import TreeError, Where, load_source
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 MEMORY_MODES = ("none", "fresh", "persistent")
 TOP_KEYS = {"suite", "doc", "budget", "timeout", "tasks", "seeds", "perturbations", "arms",
-            "headline"}
+            "headline", "policies"}
 ARM_KEYS = {"tree", "with", "memory", "budget", "requires", "doc"}
 
 
@@ -79,6 +85,12 @@ class Episode:
     seed: int
     budget: int
     timeout: float
+    policies: dict[str, Entry] = field(default_factory=dict)  # the suite's, named for the run
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the episode asks a Ray cluster for: 1 when one of its policies runs on CUDA."""
+        return int(needs_gpu(self.policies))
 
     @property
     def key(self) -> str:
@@ -101,10 +113,12 @@ class Suite:
     timeout: float
     skipped: dict[str, str] = field(default_factory=dict)  # arm name -> why it does not run
     headline: tuple[str, str] | None = None  # (arm, baseline arm) the report compares first
+    policies: dict[str, Entry] = field(default_factory=dict)  # named for every episode
 
     def episodes(self) -> list[Episode]:
         """Every episode, in a fixed order: arm, task, perturbation, seed."""
-        return [Episode(arm, task, pname, specs, seed, arm.budget or self.budget, self.timeout)
+        return [Episode(arm, task, pname, specs, seed, arm.budget or self.budget, self.timeout,
+                        self.policies)
                 for arm in self.arms if arm.name not in self.skipped
                 for task in self.tasks for pname, specs in self.perturbations.items()
                 for seed in self.seeds]
@@ -203,8 +217,10 @@ def _arm(where: Where, name: str, spec: Any, root: Path, problems: list[str]) ->
     return arm
 
 
-def load_suite(name_or_path: str | Path, root: Path | None = None) -> Suite:
-    """Read and validate a suite; paths in it are relative to `root` (default: the cwd)."""
+def load_suite(name_or_path: str | Path, root: Path | None = None, *,
+               device: str | None = None) -> Suite:
+    """Read and validate a suite; paths in it are relative to `root` (default: the cwd); the
+    lerobot policies of its `policies:` run on `device` unless they name one."""
     root = root or Path.cwd()
     path = resolve_suite(name_or_path)
     data, where = load_source(path)
@@ -246,13 +262,32 @@ def load_suite(name_or_path: str | Path, root: Path | None = None) -> Suite:
     arms = [_arm(arms_at.of_key(arm_specs, n), str(n), s, root, problems)
             for n, s in arm_specs.items()]
     headline = _headline(where, data, [str(n) for n in arm_specs], problems)
+    policies = _policies(where, data, device, problems)
     if problems:
         raise TreeError(problems)
     valid = tuple(a for a in arms if a is not None)
     skipped = {a.name: f"arm '{a.name}' skipped: {', '.join(a.missing(root))} does not exist yet"
                for a in valid if a.missing(root)}
     return Suite(str(data["suite"]), str(path), valid, tuple(task_ids), perturbations,
-                 tuple(seeds), budget, float(timeout), skipped, headline)
+                 tuple(seeds), budget, float(timeout), skipped, headline, policies)
+
+
+def _policies(where: Where, data: dict, device: str | None,
+              problems: list[str]) -> dict[str, Entry]:
+    """`policies: {NAME: SPEC or {type: TYPE, ...}}`, each problem located at its name."""
+    if "policies" not in data:
+        return {}
+    at, spec = where.of_key(data, "policies"), data["policies"]
+    if not isinstance(spec, dict):
+        problems.append(at.error("expected a mapping of policy names to SPECs or {type: ...}"))
+        return {}
+    found = {}
+    for name, body in spec.items():
+        try:
+            found[check_name(name, "")] = entry_of(body, device=device, where="")
+        except TetherError as exc:
+            problems.append(at.of_key(spec, name).error(str(exc)))
+    return found
 
 
 def _headline(where: Where, data: dict, arms: list[str],

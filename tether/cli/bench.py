@@ -1,12 +1,15 @@
 """`tether bench`: run a benchmark suite, gate on a baseline, compare two runs.
 
     tether bench SUITE [--workers N] [--out DIR] [--backend process|ray] [--gate BASE.json]
+        [--policy NAME=SPEC]... [--policies FILE] [--device cpu|cuda|mps]
     tether bench compare A B          A, B: bench run directories or summary.json files
 
 SUITE is a suite file or the name of a shipped one (tether/bench/suites/: smoke, perturbed,
 long_horizon, learning). The run directory (default runs/bench/SUITE) keeps finished episodes,
-so running again resumes; `--fresh` starts over. `--no-reuse-scenes` builds every episode's
-scene afresh instead of resetting the worker's last one (the results are the same either way).
+so running again resumes; `--fresh` starts over. `--policy`/`--policies` add to the suite's
+`policies:` (a name given in both is the command line's). `--no-reuse-scenes` builds every
+episode's scene afresh instead of resetting the worker's last one (the results are the same
+either way).
 Exit codes: 0 done (and the gate holds), 1 the gate found a drop (or, with --strict, an episode
 failed), 2 usage or input errors.
 """
@@ -14,6 +17,7 @@ failed), 2 usage or input errors.
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Annotated
@@ -21,7 +25,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from tether.cli.options import err, out
+from tether.cli.options import DeviceOpt, PoliciesOpt, PolicyOpt, err, out, policies_from
 from tether.errors import TetherError
 
 
@@ -66,6 +70,9 @@ def bench(
     tolerance: Annotated[float, typer.Option(help="Allowed drop per cell (percentage points).")
                          ] = 0.0,
     strict: Annotated[bool, typer.Option(help="Also exit 1 when any episode failed.")] = False,
+    policy: PolicyOpt = None,
+    policies: PoliciesOpt = None,
+    device: DeviceOpt = None,
 ) -> None:
     """Run a benchmark suite (episodes in parallel, resumable) and write its reports."""
     from tether.bench.gate import gate as gate_check
@@ -82,7 +89,9 @@ def bench(
         return
     if len(target) != 1:
         raise TetherError(f"expected one suite, got {' '.join(target)}")
-    suite = load_suite(target[0])
+    suite = load_suite(target[0], device=device)
+    suite = replace(suite, policies={**suite.policies,
+                                     **policies_from(policy, policies, device)})
     baseline = load_summary(gate) if gate else None
     run_dir = out_dir or Path("runs/bench") / suite.name
     if fresh:

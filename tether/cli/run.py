@@ -1,6 +1,7 @@
 """`tether run`: one episode of a tree file on a task, over `tether.session.run`.
 
     tether run TREE --task SUITE/TASK [--seed N] [--with KEY=VALUE]... [-p KIND[:k=v]]...
+        [--policy NAME=SPEC]... [--policies FILE] [--device cpu|cuda|mps]   (policies to name)
         [--verifier vlm --base-url URL --model NAME [--api-key KEY]]   (a VLM judges verify)
         [--diagnoser llm --base-url URL --model NAME [--api-key KEY]]  (an LLM diagnoses)
 
@@ -19,9 +20,12 @@ import typer
 from tether.cli.options import (
     ApiKey,
     BaseUrl,
+    DeviceOpt,
     DiagnoserOpt,
     Model,
     PerturbOpt,
+    PoliciesOpt,
+    PolicyOpt,
     TaskOpt,
     Timeout,
     Verifier,
@@ -30,6 +34,7 @@ from tether.cli.options import (
     bindings,
     chat_config,
     out,
+    policies_from,
     services_for,
 )
 
@@ -60,6 +65,9 @@ def run(
         "'fresh' (a new store in the run directory) or 'none' (memory off). Default: "
         "RUNS/memory.db.")] = None,
     perturb: PerturbOpt = None,
+    policy: PolicyOpt = None,
+    policies: PoliciesOpt = None,
+    device: DeviceOpt = None,
     verifier: Verifier = "sim",
     verifier_backend: VerifierBackend = "openai",
     model: Model = "",
@@ -81,6 +89,7 @@ def run(
     from tether.session.session import DEFAULT_FRAMES, SessionConfig
 
     use_live = out.is_terminal if live is None else live
+    named = policies_from(policy, policies, device)
 
     def display(root: py_trees.behaviour.Behaviour, robot):
         return LiveTree(root, robot, out) if use_live else TipLines(robot, out)
@@ -91,7 +100,8 @@ def run(
         record = run_tree(RunConfig(tree, SessionConfig(
             task=task, seed=seed, init_state=init_state, budget=budget, runs=runs,
             record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
-            if frame_every else FrameSettings(), memory=memory, perturb=tuple(perturb or ())),
+            if frame_every else FrameSettings(), memory=memory, perturb=tuple(perturb or ()),
+            policies=named),
             given=bindings(with_)), services=services, display=display)
     finally:
         services.close()
