@@ -1,7 +1,7 @@
 """`tether bench`: run a benchmark suite, gate on a baseline, compare two runs.
 
     tether bench SUITE [--workers N] [--out DIR] [--backend process|ray] [--gate BASE.json]
-        [--policy NAME=SPEC]... [--policies FILE] [--device cpu|cuda|mps]
+        [--policy NAME=SPEC]... [--policies FILE] [--device cpu|cuda|mps] [--record-dataset DIR]
     tether bench compare A B          A, B: bench run directories or summary.json files
 
 SUITE is a suite file or the name of a shipped one (tether/bench/suites/: smoke, perturbed,
@@ -25,7 +25,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from tether.cli.options import DeviceOpt, PoliciesOpt, PolicyOpt, err, out, policies_from
+from tether.cli.options import (
+    DeviceOpt,
+    PoliciesOpt,
+    PolicyOpt,
+    RecordDatasetOpt,
+    err,
+    out,
+    policies_from,
+)
 from tether.errors import TetherError
 
 
@@ -73,6 +81,7 @@ def bench(
     policy: PolicyOpt = None,
     policies: PoliciesOpt = None,
     device: DeviceOpt = None,
+    record_dataset: RecordDatasetOpt = None,
 ) -> None:
     """Run a benchmark suite (episodes in parallel, resumable) and write its reports."""
     from tether.bench.gate import gate as gate_check
@@ -99,7 +108,9 @@ def bench(
     for why in suite.skipped.values():
         err.print(f"[yellow]{why}[/]", markup=True)
     rows = run_bench(suite, run_dir, workers=workers, backend=backend, address=address,
-                     timeout=timeout, execute=partial(run_episode, reuse=reuse_scenes))
+                     timeout=timeout, record_dataset=record_dataset,
+                     execute=partial(run_episode, reuse=reuse_scenes,
+                                     rollouts=record_dataset is not None))
     summary = write_reports(rows, run_dir, suite.name, suite.headline)
     out.print((run_dir / "summary.md").read_text(encoding="utf-8"), markup=False)
     for problem in summary["export_problems"]:

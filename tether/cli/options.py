@@ -43,6 +43,10 @@ PoliciesOpt = Annotated[Path | None, typer.Option(
 DeviceOpt = Annotated[str | None, typer.Option(
     metavar="cpu|cuda|mps", help="Where the lerobot policies given by --policy/--policies (or "
     "the suite) run, unless they name a device (default: cpu).")]
+RecordDatasetOpt = Annotated[Path | None, typer.Option(
+    "--record-dataset", metavar="DIR", help="Append each episode (both cameras, state, the "
+    "commands sent, instruction, the commanding node, success) to the LeRobotDataset at DIR "
+    "(created when missing; docs/policies.md).")]
 
 Model = Annotated[str, typer.Option(help="openai: the served model name; transformers: a "
                                          "checkpoint directory.")]

@@ -2,6 +2,7 @@
 
     tether run TREE --task SUITE/TASK [--seed N] [--with KEY=VALUE]... [-p KIND[:k=v]]...
         [--policy NAME=SPEC]... [--policies FILE] [--device cpu|cuda|mps]   (policies to name)
+        [--record-dataset DIR]                      (append the episode to a LeRobotDataset)
         [--verifier vlm --base-url URL --model NAME [--api-key KEY]]   (a VLM judges verify)
         [--diagnoser llm --base-url URL --model NAME [--api-key KEY]]  (an LLM diagnoses)
 
@@ -26,6 +27,7 @@ from tether.cli.options import (
     PerturbOpt,
     PoliciesOpt,
     PolicyOpt,
+    RecordDatasetOpt,
     TaskOpt,
     Timeout,
     Verifier,
@@ -68,6 +70,7 @@ def run(
     policy: PolicyOpt = None,
     policies: PoliciesOpt = None,
     device: DeviceOpt = None,
+    record_dataset: RecordDatasetOpt = None,
     verifier: Verifier = "sim",
     verifier_backend: VerifierBackend = "openai",
     model: Model = "",
@@ -83,6 +86,7 @@ def run(
     from dataclasses import replace
 
     from tether.cli.progress import LiveTree, TipLines
+    from tether.datasets.rollouts import Rollout, append_episode
     from tether.replay.recorder import FrameSettings
     from tether.session.run import RunConfig
     from tether.session.run import run as run_tree
@@ -90,6 +94,7 @@ def run(
 
     use_live = out.is_terminal if live is None else live
     named = policies_from(policy, policies, device)
+    rollout = Rollout() if record_dataset else None
 
     def display(root: py_trees.behaviour.Behaviour, robot):
         return LiveTree(root, robot, out) if use_live else TipLines(robot, out)
@@ -102,10 +107,13 @@ def run(
             record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
             if frame_every else FrameSettings(), memory=memory, perturb=tuple(perturb or ()),
             policies=named),
-            given=bindings(with_)), services=services, display=display)
+            given=bindings(with_)), services=services, display=display,
+            observers=(rollout.start,) if rollout else ())
     finally:
         services.close()
     r = record.result
+    if rollout and record_dataset:
+        append_episode(record_dataset, rollout.frames, r.success)
     verdict = "[bold green]SUCCESS[/]" if r.success else "[bold red]FAILURE[/]"
     out.print(f"{verdict}  task {record.task} (init state {record.init_state})", markup=True)
     if record.perturbations:
@@ -124,6 +132,8 @@ def run(
         out.print(f"  diagnosis: {m['diagnosis']}")
     if record_trace:
         out.print(f"  replay it: tether view {record.run_dir}")
+    if rollout:
+        out.print(f"  dataset: {len(rollout.frames)} frames appended to {record_dataset}")
     raise typer.Exit(0 if r.success else 1)
 
 

@@ -111,12 +111,15 @@ def run_dir_for(runs: Path, name: str, task: str, seed: int) -> Path:
 class Session:
     """One episode of `config.task` (see the module docstring); `name` starts the run
     directory's name; `services` go to every node's `setup` and the diagnoser to
-    consolidation; `display(root, robot)` may return a context-managed observer; `scenes`
+    consolidation; `display(root, robot)` may return a context-managed observer, and so may each
+    of `observers` (a dataset recorder, say); `scenes`
     (None: a scene of its own, closed at the end) lends the scene and keeps it."""
 
     def __init__(self, config: SessionConfig, *, name: str, services: Services = NO_SERVICES,
-                 display: Display | None = None, scenes: SceneCache | None = None):
-        self.config, self.name, self.services, self.display = config, name, services, display
+                 display: Display | None = None, scenes: SceneCache | None = None,
+                 observers: tuple[Display, ...] = ()):
+        self.config, self.name, self.services = config, name, services
+        self.watchers = ((display,) if display else ()) + tuple(observers)
         self.scenes = scenes
         self.entry = get_task(config.task)
         self.scene: Any = None
@@ -191,10 +194,12 @@ class Session:
         store = self.store
         observers: list[Callable[[Tick], None]] = [EventRecorder(scene)]
         observers += [recorder] if recorder else []
-        view = self.display(compiled.root, scene) if self.display else None
+        views: list[Any] = []
         try:
-            if view is not None:
+            for watch in self.watchers:
+                view = watch(compiled.root, scene)
                 view.__enter__()
+                views.append(view)
                 observers.append(view)
             result = run_episode(compiled.root, scene, budget=cfg.budget, task=self.entry.id,
                                  instruction=instruction, params=compiled.bindings,
@@ -205,7 +210,7 @@ class Session:
                 recorder.finish(aborted=f"{type(exc).__name__}: {exc}")
             raise
         finally:
-            if view is not None:
+            for view in reversed(views):
                 view.__exit__(None, None, None)
         if recorder is not None:
             recorder.finish(result)
