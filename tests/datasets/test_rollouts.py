@@ -3,8 +3,6 @@ bench --record-dataset` append their episodes to one LeRobotDataset, read back w
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -46,8 +44,8 @@ arms:
     assert (dataset.num_episodes, dataset.num_frames) == (2, 9)
     frames = [dataset[i] for i in range(9)]
     assert [int(f["episode_index"]) for f in frames] == [0] * 4 + [1] * 5
-    assert [f["tether.node"] for f in frames] == [""] * 4 + ["expert end to end"] * 5
-    assert [bool(f["tether.success"]) for f in frames] == [False] * 9
+    assert [f["tree.node"] for f in frames] == [""] * 4 + ["expert end to end"] * 5
+    assert [bool(f["episode.success"]) for f in frames] == [False] * 9
     assert {f["task"] for f in frames} == {"put the bowl on the plate"}
     first = frames[0]
     assert first["observation.images.image"].shape == (3, 128, 128)

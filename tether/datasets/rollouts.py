@@ -12,8 +12,8 @@ it keeps one frame of the dataset (a tick that ends the tree takes no step and k
     action                      the 7-D command the robot actually applied (a leaf's, or the
                                 hold the tick loop sent when no leaf commanded)
     task                        the episode's instruction (as perturbations rewrote it)
-    tether.node                 the leaf that commanded this step ('' for a hold)
-    tether.success              the episode's success (its own goal test), on every frame
+    tree.node                   the leaf that commanded this step ('' for a hold)
+    episode.success             the episode's success (its own goal test), on every frame
 
 `append_episode(DIR, frames, success)` adds the episode to the dataset at DIR, creating it
 (`LeRobotDataset.create`, images as PNG like `tether collect`) or reopening it
@@ -36,7 +36,7 @@ from tether.models.observation import CameraSpec, observe
 SIZE = (128, 128)
 CAMERAS = (CameraSpec("agentview", SIZE, "image"), CameraSpec("robot0_eye_in_hand", SIZE,
                                                                  "image2"))
-NODE, SUCCESS = "tether.node", "tether.success"
+NODE, SUCCESS = "tree.node", "episode.success"
 FRAMES_FILE = "rollout.npz"
 
 
