@@ -317,10 +317,12 @@ def bench(suite: Suite, out: Path | str, *, workers: int | None = None, backend:
     its episode finishes, by this process alone (one writer; `execute` must keep them)."""
     from dataclasses import replace
 
-    from tether.datasets.rollouts import append_episode, load_frames
+    from tether.datasets.rollouts import append_episode, check_target, load_frames
 
     if backend not in BACKENDS:
         raise TetherError(f"unknown backend '{backend}' (expected {' or '.join(BACKENDS)})")
+    if record_dataset is not None:
+        check_target(record_dataset)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     episodes = suite.episodes()

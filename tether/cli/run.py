@@ -86,7 +86,7 @@ def run(
     from dataclasses import replace
 
     from tether.cli.progress import LiveTree, TipLines
-    from tether.datasets.rollouts import Rollout, append_episode
+    from tether.datasets.rollouts import Rollout, append_episode, check_target
     from tether.replay.recorder import FrameSettings
     from tether.session.run import RunConfig
     from tether.session.run import run as run_tree
@@ -95,6 +95,8 @@ def run(
     use_live = out.is_terminal if live is None else live
     named = policies_from(policy, policies, device)
     rollout = Rollout() if record_dataset else None
+    if record_dataset:
+        check_target(record_dataset)
 
     def display(root: py_trees.behaviour.Behaviour, robot):
         return LiveTree(root, robot, out) if use_live else TipLines(robot, out)

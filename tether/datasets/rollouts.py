@@ -91,23 +91,39 @@ def load_frames(path: Path) -> list[dict[str, Any]]:
             for i in range(n)]
 
 
+def check_target(root: Path) -> None:
+    """A TetherError, before any episode runs, when `root` cannot take tether's rollouts: a
+    folder that is not a LeRobotDataset, or one with other features."""
+    import json
+
+    root = Path(root)
+    info = root / "meta" / "info.json"
+    if info.is_file():
+        try:
+            have = json.loads(info.read_text(encoding="utf-8")).get("features", {})
+        except (OSError, ValueError) as exc:
+            raise TetherError(f"{info}: cannot read the dataset's metadata ({exc})") from None
+        wanted = rollout_features()
+        if any(have.get(k, {}).get("dtype") != v["dtype"] for k, v in wanted.items()):
+            raise TetherError(f"{root} is a LeRobotDataset with other features; give "
+                              "--record-dataset a new folder or one tether recorded")
+    elif root.is_file() or (root.is_dir() and any(root.iterdir())):
+        raise TetherError(f"{root} exists and is not a LeRobotDataset; give --record-dataset a "
+                          "new folder or one tether recorded")
+
+
 def append_episode(root: Path, frames: list[dict[str, Any]], success: bool) -> None:
-    """Add one episode to the LeRobotDataset at `root` (created when missing)."""
+    """Add one episode to the LeRobotDataset at `root` (created when missing; `check_target`
+    first)."""
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     if not frames:
         return
     root = Path(root)
+    check_target(root)
     repo_id = f"tether/{root.name}"
     if (root / "meta" / "info.json").is_file():
         dataset = LeRobotDataset.resume(repo_id, root=root)
-        wanted = rollout_features()
-        if any(dataset.features.get(k, {}).get("dtype") != v["dtype"] for k, v in wanted.items()):
-            raise TetherError(f"{root} is a LeRobotDataset with other features; give "
-                              "--record-dataset a new folder or one tether recorded")
-    elif root.exists() and any(root.iterdir()):
-        raise TetherError(f"{root} exists and is not a LeRobotDataset; give --record-dataset a "
-                          "new folder or one tether recorded")
     else:
         if root.exists():
             root.rmdir()  # empty: `create` makes the folder itself
