@@ -19,7 +19,7 @@ adapter maps the robot to the checkpoint's input features and back:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -48,11 +48,18 @@ class LerobotConfig(PolicyConfig):
 
     path: str
     n_action_steps: int | None = None  # actions used per chunk; default: the checkpoint's own
-    device: str = "cpu"
+    device: str | None = None  # cpu, cuda, cuda:N, mps; None: the run's --device, else cpu
 
     def build(self, robot: Robot) -> Policy:
         return LerobotPolicy(Path(self.path), n_action_steps=self.n_action_steps,
-                             device=self.device)
+                             device=self.device or "cpu")
+
+    def on(self, device: str) -> LerobotConfig:
+        return self if self.device else replace(self, device=device)
+
+    @property
+    def gpu(self) -> bool:
+        return (self.device or "").startswith("cuda")
 
 
 class LerobotPolicy:
@@ -66,6 +73,11 @@ class LerobotPolicy:
         if not (path / "config.json").exists():
             raise TetherError(f"{path} is not a lerobot checkpoint (no config.json); train one "
                               "with `tether train` or give a `save_pretrained` directory")
+        available = {"cuda": torch.cuda.is_available,
+                     "mps": torch.backends.mps.is_available}.get(device.split(":")[0])
+        if available is not None and not available():
+            raise TetherError(f"{path}: device {device} is not available on this machine (torch "
+                              "finds none); give --device cpu")
         torch.set_num_threads(min(torch.get_num_threads(), 2))
         self.torch = torch
         cfg = PreTrainedConfig.from_pretrained(str(path))

@@ -42,6 +42,7 @@ class PolicyConfig:
     """Base of the per-type configs; `type` names the registered subclass."""
 
     type: ClassVar[str] = ""
+    servable: ClassVar[bool] = True  # False: it reads the simulator, `tether serve-policy` cannot
 
     @classmethod
     def register(cls, kind: str) -> Callable[[type[PolicyConfig]], type[PolicyConfig]]:
@@ -73,6 +74,15 @@ class PolicyConfig:
 
     def build(self, robot: Robot) -> Policy:
         raise NotImplementedError
+
+    def on(self, device: str) -> PolicyConfig:
+        """This config on `device`, where its type runs on one and it names none itself."""
+        return self
+
+    @property
+    def gpu(self) -> bool:
+        """Whether the policy runs on a CUDA GPU of the process that builds it."""
+        return False
 
 
 POLICY_TYPES: Registry[type[PolicyConfig]] = Registry("policy type")

@@ -33,6 +33,7 @@ SETTLED = 5e-4  # m of finger travel over 3 steps that means the fingers stopped
 class ScriptedConfig(PolicyConfig):
     """The privileged grasp expert; `object` defaults to the first object of the task's goal."""
 
+    servable = False  # it reads the simulator: there is nothing to serve
     object: str | None = None
     lift: float = 0.10
 

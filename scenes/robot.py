@@ -77,6 +77,7 @@ class Robot(abc.ABC):
         self.steps = 0
         self._hold: Pose | None = None
         self._gripper = OPEN
+        self.sent: np.ndarray | None = None  # the last action applied (a command, or a hold)
 
     # --- what the world looks like -------------------------------------------------------
     @abc.abstractmethod
@@ -192,14 +193,16 @@ class Robot(abc.ABC):
             raise ValueError(f"an action is 7 finite numbers, got {action!r}")
         self._gripper = CLOSE if action[6] > 0 else OPEN
         self._hold = None
-        self._apply(np.clip(action, -1.0, 1.0))
+        self.sent = np.clip(action, -1.0, 1.0)
+        self._apply(self.sent)
         self.steps += 1
 
     def hold(self) -> None:
         """Step once holding the pose where the last command left the end effector."""
         if self._hold is None:
             self._hold = self.eef_pose()
-        self._apply(self.servo(self._hold.pos, self._hold.quat, self._gripper))
+        self.sent = self.servo(self._hold.pos, self._hold.quat, self._gripper)
+        self._apply(self.sent)
         self.steps += 1
 
     def servo(self, pos: np.ndarray, quat: np.ndarray, gripper: float) -> np.ndarray:

@@ -140,3 +140,43 @@ arms:
         "finite number, got nan",
         "suite.yaml:9:37: arms.a.with.offset[1]: must be a finite number, got inf",
     ]
+
+
+def test_a_suites_policies_reach_every_episode_on_the_device(tmp_path):
+    checkpoint = ROOT / "models" / "checkpoints" / "grasp_act"
+    suite = load_suite(write(tmp_path, f"""
+suite: t
+tasks: [libero_goal/put_the_bowl_on_the_plate]
+seeds: 2
+policies:
+  local: {checkpoint}
+  served: {{type: openpi, host: gpu-box, port: 8000}}
+arms:
+  bare: {{tree: vla_bare, with: {{policy: local}}}}
+"""), tmp_path, device="cuda")
+    from tether.models.lerobot_policy import LerobotConfig
+    from tether.models.remote import OpenpiConfig
+
+    expected = {"local": LerobotConfig(path=str(checkpoint), device="cuda"),
+                "served": OpenpiConfig(host="gpu-box", port=8000)}
+    assert suite.policies == expected
+    assert [(ep.policies, ep.gpus) for ep in suite.episodes()] == [(expected, 1)] * 2
+
+
+def test_a_bad_policy_in_a_suite_is_located(tmp_path):
+    path = write(tmp_path, """
+suite: t
+tasks: [libero_goal/put_the_bowl_on_the_plate]
+policies:
+  expert: ws://h:1
+  fine: ws://h:2
+  odd: ws://h:3/x
+arms:
+  a: {tree: grasp}
+""")
+    with pytest.raises(TreeError) as caught:
+        load_suite(path, tmp_path)
+    assert caught.value.problems == [
+        f"{path}:5:3: policies.expert: a policy of that name exists already",
+        f"{path}:7:3: policies.odd: expected an openpi server as ws://HOST:PORT, got "
+        "'ws://h:3/x'"]

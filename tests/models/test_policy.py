@@ -20,30 +20,28 @@ from tether.models.observation import (
     observe,
     quat_to_axis_angle,
 )
-from tether.models.policies import POLICIES, load_policies, make_policy
+from tether.models.policies import POLICIES, make_policy, read_policies
 from tether.models.policy import check_chunk
 from tether.models.remote import OpenpiConfig
 
 CHECKPOINT = Path(__file__).resolve().parents[2] / "models" / "checkpoints" / "grasp_act"
 
 
-def test_policies_file_registers_typed_configs(tmp_path):
+def test_policies_file_reads_typed_configs(tmp_path):
     path = tmp_path / "policies.yaml"
     path.write_text("pi05: {type: openpi, host: gpu-box, port: 8000, replan_steps: 5}\n"
                     "mine: {type: lerobot, path: /ckpt}\n", encoding="utf-8")
-    try:
-        assert load_policies(path) == ["pi05", "mine"]
-        assert POLICIES["pi05"] == OpenpiConfig(host="gpu-box", port=8000, replan_steps=5)
-        assert POLICIES["mine"] == LerobotConfig(path="/ckpt")
-    finally:
-        POLICIES.unregister("pi05"), POLICIES.unregister("mine")
+    assert read_policies(path) == {
+        "pi05": OpenpiConfig(host="gpu-box", port=8000, replan_steps=5),
+        "mine": LerobotConfig(path="/ckpt")}
+    assert "pi05" not in POLICIES  # read, not registered
 
 
 def test_a_policies_file_cannot_rename_a_known_policy(tmp_path):
     path = tmp_path / "policies.yaml"
     path.write_text("expert: {type: scripted, lift: 0.2}\n", encoding="utf-8")
     with pytest.raises(TetherError) as caught:
-        load_policies(path)
+        read_policies(path)
     assert str(caught.value) == f"{path}:1:1: expert: a policy of that name exists already"
 
 
@@ -57,7 +55,7 @@ def test_bad_policies_files_are_clear_errors(tmp_path, text, message):
     path = tmp_path / "p.yaml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(TetherError) as caught:
-        load_policies(path)
+        read_policies(path)
     assert message in str(caught.value)
 
 
@@ -128,17 +126,14 @@ def test_lerobot_adapter_rejects_a_folder_that_is_not_a_checkpoint(tmp_path):
 def test_a_policy_number_that_is_not_finite_is_located(tmp_path, text, message):
     path = tmp_path / "p.yaml"
     path.write_text(text, encoding="utf-8")
-    try:
-        with pytest.raises(TetherError) as caught:
-            load_policies(path)
-        assert str(caught.value) == f"{tmp_path}/{message}"
-    finally:
-        POLICIES.unregister("ok")
+    with pytest.raises(TetherError) as caught:
+        read_policies(path)
+    assert str(caught.value) == f"{tmp_path}/{message}"
 
 
 def test_a_policy_file_nested_thousands_deep_is_located(tmp_path):
     path = tmp_path / "p.yaml"
     path.write_text("x: " + "{a: " * 2000 + "1" + "}" * 2000, encoding="utf-8")
     with pytest.raises(TetherError) as caught:
-        load_policies(path)
+        read_policies(path)
     assert str(caught.value) == f"{path}:1:601: nested more than 150 levels deep"

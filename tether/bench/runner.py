@@ -16,7 +16,11 @@ way, the worker is replaced, and the run goes on. (`concurrent.futures` cannot k
 task without breaking the whole pool, hence the small pool here.) Episodes of an arm with
 `memory: persistent` run one after another in suite order, since each reads what the previous
 ones consolidated. `backend="ray"` submits the same episodes as Ray tasks (`ray.init(address)`,
-or a local Ray with `num_cpus=workers`) and gives the same rows.
+or a local Ray with `num_cpus=workers`) and gives the same rows; an episode whose suite names a
+policy on CUDA asks Ray for one GPU (`Episode.gpus`). Each episode names the suite's `policies`
+in its worker for its duration (`SessionConfig.policies`). With `record_dataset`, workers keep
+each episode's frames beside its trace and this process appends them to the one LeRobotDataset
+in the order episodes finish (`tether.datasets.rollouts`): one writer, no merge step.
 """
 
 from __future__ import annotations
@@ -84,11 +88,14 @@ def _freeze_heap() -> None:
         _frozen = True
 
 
-def run_episode(ep: Episode, out: str, *, reuse: bool = True) -> dict[str, Any]:
+def run_episode(ep: Episode, out: str, *, reuse: bool = True,
+                rollouts: bool = False) -> dict[str, Any]:
     """Run one episode with `tether.session.run.run` (a planning arm: `tether.planning.do`, the
     task's instruction planned in the episode's scene) and return its row (the default
     `execute`); `reuse` takes the scene from this process's `kept_scenes()`, else builds it
-    afresh."""
+    afresh; `rollouts` keeps the episode's dataset frames in its folder (row key `rollout`) for
+    the bench process to append."""
+    from tether.datasets.rollouts import FRAMES_FILE, Rollout, save_frames
     from tether.replay.recorder import FrameSettings
     from tether.session.run import RunConfig, run
     from tether.session.session import SessionConfig
@@ -100,19 +107,26 @@ def run_episode(ep: Episode, out: str, *, reuse: bool = True) -> dict[str, Any]:
         memory = str(out_dir / "memory" / f"{ep.arm.name}.db")
     scratch = out_dir / "scratch" / ep.slug
     shutil.rmtree(scratch, ignore_errors=True)
+    rollout = Rollout() if rollouts else None
     wall = time.perf_counter()
     session = SessionConfig(task=ep.task, seed=ep.seed, budget=ep.budget, runs=scratch,
                             record=True, frames=FrameSettings(), memory=memory,
-                            perturb=tuple(ep.perturb))
+                            perturb=tuple(ep.perturb), policies=dict(ep.policies))
     scenes = kept_scenes() if reuse else None
+    observers = (rollout.start,) if rollout else ()
     if ep.arm.plan is not None:
-        rec = _planned(ep, session, scenes)
+        rec = _planned(ep, session, scenes, observers)
     else:
-        rec = run(RunConfig(ep.arm.file, session, given=dict(ep.arm.given)), scenes=scenes)
+        rec = run(RunConfig(ep.arm.file, session, given=dict(ep.arm.given)), scenes=scenes,
+                  observers=observers)
     final = out_dir / "episodes" / ep.slug
     shutil.rmtree(final, ignore_errors=True)
     final.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(rec.run_dir, final)
+    kept = None
+    if rollout and rollout.frames:
+        save_frames(final / FRAMES_FILE, rollout.frames)
+        kept = str((final / FRAMES_FILE).relative_to(out_dir))
     shutil.rmtree(scratch, ignore_errors=True)
     _freeze_heap()
     r = rec.result
@@ -120,10 +134,12 @@ def run_episode(ep: Episode, out: str, *, reuse: bool = True) -> dict[str, Any]:
             "success": r.success, "steps": r.steps, "tree_status": r.tree_status,
             "ended_by": r.ended_by, "error_codes": [e["code"] for e in r.errors], "error": None,
             "instruction": rec.instruction, "trace": str(final.relative_to(out_dir)),
+            **({"rollout": kept} if kept else {}),
             "wall_seconds": round(time.perf_counter() - wall, 2)}
 
 
-def _planned(ep: Episode, session: Any, scenes: SceneCache | None) -> Any:
+def _planned(ep: Episode, session: Any, scenes: SceneCache | None,
+             observers: tuple[Any, ...]) -> Any:
     """A planning arm's episode: the task's instruction planned by `ep.arm.plan` in the episode's
     scene and run, as `tether do` does (`tether.planning.do.do_instruction`)."""
     from tether.planning.do import DoConfig, do_instruction
@@ -132,7 +148,7 @@ def _planned(ep: Episode, session: Any, scenes: SceneCache | None) -> Any:
 
     record, _ = do_instruction(DoConfig(get_task(ep.task).language, session,
                                         planner=PlannerOptions(backend=ep.arm.plan)),
-                               scenes=scenes)
+                               scenes=scenes, observers=observers)
     return record
 
 
@@ -274,7 +290,7 @@ def _ray_loop(ray: Any, pending: list[Episode], out: Path, workers: int, execute
     flying: dict[Any, tuple[Episode, float]] = {}
     while True:
         while len(flying) < workers and (ep := sched.next()) is not None:
-            flying[remote.remote(ep)] = (ep, time.perf_counter())
+            flying[remote.options(num_gpus=ep.gpus).remote(ep)] = (ep, time.perf_counter())
         if not flying:
             break
         ready, _ = ray.wait(list(flying), num_returns=1, timeout=0.5)
@@ -314,12 +330,19 @@ def read_rows(out: Path) -> dict[str, dict[str, Any]]:
 
 def bench(suite: Suite, out: Path | str, *, workers: int | None = None, backend: str = "process",
           address: str | None = None, timeout: float | None = None,
-          execute: Execute = run_episode, progress: bool = True) -> list[dict[str, Any]]:
-    """Run the suite's unfinished episodes into `out`; return all its rows in suite order."""
+          execute: Execute = run_episode, progress: bool = True,
+          record_dataset: Path | None = None) -> list[dict[str, Any]]:
+    """Run the suite's unfinished episodes into `out`; return all its rows in suite order.
+    With `record_dataset`, each row's `rollout` frames are appended to that LeRobotDataset as
+    its episode finishes, by this process alone (one writer; `execute` must keep them)."""
     from dataclasses import replace
+
+    from tether.datasets.rollouts import append_episode, check_target, load_frames
 
     if backend not in BACKENDS:
         raise TetherError(f"unknown backend '{backend}' (expected {' or '.join(BACKENDS)})")
+    if record_dataset is not None:
+        check_target(record_dataset)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     episodes = suite.episodes()
@@ -332,6 +355,10 @@ def bench(suite: Suite, out: Path | str, *, workers: int | None = None, backend:
                desc=suite.name, disable=not progress, dynamic_ncols=True)
     with (out / EPISODES_FILE).open("a", encoding="utf-8") as sink:
         def emit(row: dict[str, Any]) -> None:
+            if record_dataset is not None and row.get("rollout"):
+                frames = out / row.pop("rollout")
+                append_episode(record_dataset, load_frames(frames), row["success"])
+                frames.unlink()
             done[row["key"]] = row
             sink.write(json.dumps(row) + "\n")
             sink.flush()

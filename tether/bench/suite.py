@@ -15,6 +15,9 @@ A suite is YAML (docs/bench.md):
       analytic: {tree: pick_place, memory: none}
       planned: {plan: memory}          # the task's instruction planned per episode
       camera: {plan: memory, perception: camera, needs: issue 23 (camera perception)}
+      pi05: {tree: vla_bare, with: {policy: pi05}}
+    policies:              # optional: named for every episode (`tether.models.policies`)
+      pi05: ws://gpu-box:8000            # a SPEC, or {type: lerobot|openpi|scripted, ...}
     headline: {arm: analytic, baseline: other}   # optional: the comparison the report leads with
 
 A task entry without `/` names a whole suite or LIBERO-PRO set (all its tasks, in order) or is
@@ -29,7 +32,9 @@ and the report prints it as "not run (needs WHAT)". `published` lists others' nu
 prints beside the suite's, each with its source. An arm's `memory` is `none`
 (off), `fresh` (a new store per episode) or `persistent` (one store per arm that every episode
 of the arm reads and consolidates into, in suite order). An arm whose `requires` do not exist yet
-(a policy checkpoint, say) is skipped with a message. Every problem is reported at once, located
+(a policy checkpoint, say) is skipped with a message. The `policies:` reach every episode's
+worker (`Episode.policies`); a SPEC's lerobot policy runs on `load_suite`'s `device` (the CLI's
+`--device`) unless it names one. Every problem is reported at once, located
 as `file:line:column: key: message`.
 """
 
@@ -43,6 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import TetherError, data_problem, did_you_mean
+from tether.models.policies import Entry, check_name, entry_of, needs_gpu
 from tether.session.session import DEFAULT_BUDGET
 from tether.trees.compiler import LIBRARY
 from tether.trees.source import TreeError, Where, load_source
@@ -53,7 +59,7 @@ if TYPE_CHECKING:
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 MEMORY_MODES = ("none", "fresh", "persistent")
 TOP_KEYS = {"suite", "doc", "budget", "timeout", "tasks", "seeds", "perturbations", "arms",
-            "headline", "published"}
+            "headline", "published", "policies"}
 ARM_KEYS = {"tree", "plan", "with", "memory", "budget", "requires", "perception", "needs", "doc"}
 PUBLISHED_KEYS = {"system", "cells", "rate", "source"}
 # What an arm's leaves read object state from (docs/perception.md); only `privileged` runs today:
@@ -112,6 +118,12 @@ class Episode:
     seed: int
     budget: int
     timeout: float
+    policies: dict[str, Entry] = field(default_factory=dict)  # the suite's, named for the run
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the episode asks a Ray cluster for: 1 when one of its policies runs on CUDA."""
+        return int(needs_gpu(self.policies))
 
     @property
     def key(self) -> str:
@@ -136,6 +148,7 @@ class Suite:
     headline: tuple[str, str] | None = None  # (arm, baseline arm) the report compares first
     caps: dict[str, int | None] = field(default_factory=dict)  # task -> its step cap
     published: tuple[Published, ...] = ()
+    policies: dict[str, Entry] = field(default_factory=dict)  # named for every episode
 
     def budget_of(self, arm: Arm, task: str) -> int:
         """An episode's step budget: the arm's, else the suite's, else the task's step cap,
@@ -166,7 +179,8 @@ class Suite:
 
     def episodes(self) -> list[Episode]:
         """Every episode, in a fixed order: arm, task, perturbation, seed."""
-        return [Episode(arm, task, pname, specs, seed, self.budget_of(arm, task), self.timeout)
+        return [Episode(arm, task, pname, specs, seed, self.budget_of(arm, task), self.timeout,
+                        self.policies)
                 for arm in self.arms if arm.name not in self.skipped
                 for task in self.tasks for pname, specs in self.perturbations.items()
                 for seed in self.seeds]
@@ -338,8 +352,10 @@ def _published(where: Where, data: dict, problems: list[str]) -> tuple[Published
     return tuple(out)
 
 
-def load_suite(name_or_path: str | Path, root: Path | None = None) -> Suite:
-    """Read and validate a suite; paths in it are relative to `root` (default: the cwd)."""
+def load_suite(name_or_path: str | Path, root: Path | None = None, *,
+               device: str | None = None) -> Suite:
+    """Read and validate a suite; paths in it are relative to `root` (default: the cwd); the
+    lerobot policies of its `policies:` run on `device` unless they name one."""
     root = root or Path.cwd()
     path = resolve_suite(name_or_path)
     data, where = load_source(path)
@@ -386,6 +402,7 @@ def load_suite(name_or_path: str | Path, root: Path | None = None) -> Suite:
             for n, s in arm_specs.items()]
     headline = _headline(where, data, [str(n) for n in arm_specs], problems)
     published = _published(where, data, problems)
+    policies = _policies(where, data, device, problems)
     if problems:
         raise TreeError(problems)
     valid = tuple(a for a in arms if a is not None)
@@ -393,7 +410,26 @@ def load_suite(name_or_path: str | Path, root: Path | None = None) -> Suite:
     skipped.update({a.name: f"arm '{a.name}' skipped: {', '.join(a.missing(root))} does not "
                     "exist yet" for a in valid if a.missing(root) and not a.needs})
     return Suite(str(data["suite"]), str(path), valid, tuple(task_ids), perturbations,
-                 tuple(seeds), budget, float(timeout), skipped, headline, caps, published)
+                 tuple(seeds), budget, float(timeout), skipped, headline, caps, published,
+                 policies)
+
+
+def _policies(where: Where, data: dict, device: str | None,
+              problems: list[str]) -> dict[str, Entry]:
+    """`policies: {NAME: SPEC or {type: TYPE, ...}}`, each problem located at its name."""
+    if "policies" not in data:
+        return {}
+    at, spec = where.of_key(data, "policies"), data["policies"]
+    if not isinstance(spec, dict):
+        problems.append(at.error("expected a mapping of policy names to SPECs or {type: ...}"))
+        return {}
+    found = {}
+    for name, body in spec.items():
+        try:
+            found[check_name(name, "")] = entry_of(body, device=device, where="")
+        except TetherError as exc:
+            problems.append(at.of_key(spec, name).error(str(exc)))
+    return found
 
 
 def _headline(where: Where, data: dict, arms: list[str],

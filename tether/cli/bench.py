@@ -1,12 +1,15 @@
 """`tether bench`: run a benchmark suite, gate on a baseline, compare two runs.
 
     tether bench SUITE [--workers N] [--out DIR] [--backend process|ray] [--gate BASE.json]
+        [--policy NAME=SPEC]... [--policies FILE] [--device cpu|cuda|mps] [--record-dataset DIR]
     tether bench compare A B          A, B: bench run directories or summary.json files
 
 SUITE is a suite file or the name of a shipped one (tether/bench/suites/: smoke, perturbed,
 long_horizon, learning). The run directory (default runs/bench/SUITE) keeps finished episodes,
-so running again resumes; `--fresh` starts over. `--no-reuse-scenes` builds every episode's
-scene afresh instead of resetting the worker's last one (the results are the same either way).
+so running again resumes; `--fresh` starts over. `--policy`/`--policies` add to the suite's
+`policies:` (a name given in both is the command line's). `--no-reuse-scenes` builds every
+episode's scene afresh instead of resetting the worker's last one (the results are the same
+either way).
 Exit codes: 0 done (and the gate holds), 1 the gate found a drop (or, with --strict, an episode
 failed), 2 usage or input errors.
 """
@@ -14,6 +17,7 @@ failed), 2 usage or input errors.
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Annotated
@@ -21,7 +25,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from tether.cli.options import err, out
+from tether.cli.options import (
+    DeviceOpt,
+    PoliciesOpt,
+    PolicyOpt,
+    RecordDatasetOpt,
+    err,
+    out,
+    policies_from,
+)
 from tether.errors import TetherError
 
 
@@ -72,6 +84,10 @@ def bench(
                                         "'libero_goal_*'.")] = None,
     arms: Annotated[list[str] | None, typer.Option(
         "--arms", metavar="ARM", help="Run only these arms of the suite (repeatable).")] = None,
+    policy: PolicyOpt = None,
+    policies: PoliciesOpt = None,
+    device: DeviceOpt = None,
+    record_dataset: RecordDatasetOpt = None,
 ) -> None:
     """Run a benchmark suite (episodes in parallel, resumable) and write its reports."""
     from tether.bench.gate import gate as gate_check
@@ -88,7 +104,9 @@ def bench(
         return
     if len(target) != 1:
         raise TetherError(f"expected one suite, got {' '.join(target)}")
-    suite = load_suite(target[0])
+    suite = load_suite(target[0], device=device)
+    suite = replace(suite, policies={**suite.policies,
+                                     **policies_from(policy, policies, device)})
     if tasks or arms:
         suite = suite.select(tasks, arms)
     baseline = load_summary(gate) if gate else None
@@ -98,7 +116,9 @@ def bench(
     for why in suite.skipped.values():
         err.print(f"[yellow]{why}[/]", markup=True)
     rows = run_bench(suite, run_dir, workers=workers, backend=backend, address=address,
-                     timeout=timeout, execute=partial(run_episode, reuse=reuse_scenes))
+                     timeout=timeout, record_dataset=record_dataset,
+                     execute=partial(run_episode, reuse=reuse_scenes,
+                                     rollouts=record_dataset is not None))
     summary = write_reports(rows, run_dir, suite.name, suite.headline, spec=suite)
     out.print((run_dir / "summary.md").read_text(encoding="utf-8"), markup=False)
     for problem in summary["export_problems"]:

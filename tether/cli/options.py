@@ -1,5 +1,6 @@
-"""What several `tether` verbs share: the two consoles, typed options, `--with` bindings, and the
-chat-model settings (`--model`, `--base-url`, `--api-key`, `--timeout`) turned into services.
+"""What several `tether` verbs share: the two consoles, typed options, `--with` bindings, the
+policies a run adds (`--policy`, `--policies`, `--device`), and the chat-model settings
+(`--model`, `--base-url`, `--api-key`, `--timeout`) turned into services.
 
 Verbs print results on `out` (stdout) and warnings on `err` (stderr); errors are printed once, by
 the error boundary in `tether.cli.main`. An option used by more than one verb is declared here
@@ -8,6 +9,7 @@ once, as an `Annotated` type, so its flag and help read the same everywhere.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -16,6 +18,7 @@ from rich.console import Console
 if TYPE_CHECKING:
     from tether.behaviours.services import Services
     from tether.models.chat import BackendConfig
+    from tether.models.policies import Entry
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -29,6 +32,21 @@ TaskOpt = Annotated[str, typer.Option(
 PerturbOpt = Annotated[list[str] | None, typer.Option(
     "--perturb", "-p", metavar="KIND[:k=v,...]",
     help="Apply a perturbation (repeatable, applied in order; see `tether scenes list`).")]
+PolicyOpt = Annotated[list[str] | None, typer.Option(
+    "--policy", metavar="NAME=SPEC",
+    help="Name a policy for the trees' `vla` leaves (repeatable). SPEC: a lerobot checkpoint "
+         "folder, an openpi server ws://HOST:PORT, a known policy's name, or a hub id "
+         "OWNER/NAME (cached, or fetched when online).")]
+PoliciesOpt = Annotated[Path | None, typer.Option(
+    "--policies", metavar="FILE", help="A YAML file of named policies: `NAME: SPEC` or "
+    "`NAME: {type: lerobot|openpi|scripted, ...}` (docs/policies.md).")]
+DeviceOpt = Annotated[str | None, typer.Option(
+    metavar="cpu|cuda|mps", help="Where the lerobot policies given by --policy/--policies (or "
+    "the suite) run, unless they name a device (default: cpu).")]
+RecordDatasetOpt = Annotated[Path | None, typer.Option(
+    "--record-dataset", metavar="DIR", help="Append each episode (both cameras, state, the "
+    "commands sent, instruction, the commanding node, success) to the LeRobotDataset at DIR "
+    "(created when missing; docs/policies.md).")]
 
 Model = Annotated[str, typer.Option(help="openai: the served model name; transformers: a "
                                          "checkpoint directory.")]
@@ -56,6 +74,14 @@ def bindings(pairs: list[str] | None) -> dict[str, Any]:
     from tether.trees.compiler import parse_binding
 
     return dict(parse_binding(p) for p in pairs or [])
+
+
+def policies_from(specs: list[str] | None, file: Path | None, device: str | None
+                  ) -> dict[str, Entry]:
+    """The policies `--policy`, `--policies` and `--device` add to a run."""
+    from tether.models.policies import PolicyOptions, resolve_policies
+
+    return resolve_policies(PolicyOptions(tuple(specs or ()), file, device))
 
 
 def chat_config(model: str, base_url: str, api_key: str | None, timeout: float,

@@ -2,7 +2,7 @@
 
     tether plan "INSTRUCTION" --task SUITE/TASK -o tree.yaml [--backend memory|openai|transformers]
     tether do "INSTRUCTION" --task SUITE/TASK [--seed N] [--backend ...] [--verifier vlm]
-        [--diagnoser llm]
+        [--diagnoser llm] [--policy NAME=SPEC]... [--policies FILE] [--device cpu|cuda|mps]
 
 The chat backends take `--model`, `--base-url`, `--api-key` (default: $OPENAI_API_KEY) and
 `--timeout`; `do` exits like `tether run` (0 success, 1 the task failed).
@@ -18,13 +18,17 @@ import typer
 from tether.cli.options import (
     ApiKey,
     BaseUrl,
+    DeviceOpt,
     DiagnoserOpt,
     Model,
+    PoliciesOpt,
+    PolicyOpt,
     Timeout,
     Verifier,
     VerifierBackend,
     chat_config,
     out,
+    policies_from,
     services_for,
 )
 
@@ -84,17 +88,19 @@ def do(instruction: Instruction, task: Task, backend: Backend = "memory", model:
        seed: Annotated[int, typer.Option(help="Seed (init state seed % 50).")] = 0,
        budget: Annotated[int, typer.Option(help="Step budget of the episode.")] = 1500,
        runs: Annotated[Path, typer.Option(help="Folder for the run directory.")] = Path("runs"),
+       policy: PolicyOpt = None, policies: PoliciesOpt = None, device: DeviceOpt = None,
        ) -> None:
     """Plan INSTRUCTION for a task and run the planned tree for one episode."""
     from tether.planning.do import DoConfig, do_instruction
     from tether.session.session import SessionConfig
 
+    named = policies_from(policy, policies, device)
     chat = chat_config(model, base_url, api_key, timeout, max_tokens)
     services = services_for(verifier, diagnoser, verifier_backend or backend, chat)
     try:
         record, planned = do_instruction(DoConfig(
             instruction, SessionConfig(task=task, seed=seed, runs=runs, budget=budget,
-                                       memory=memory),
+                                       memory=memory, policies=named),
             planner=_options(backend, chat, attempts), safety=_safety(safety)),
             services=services)
     finally:

@@ -2,7 +2,7 @@
 
     tether collect TASK... --episodes N --out DIR       scripted-expert grasps as a LeRobotDataset
     tether train DATASET --out DIR [--steps N]          a small ACT from scratch (CPU), model card
-    tether serve-policy CHECKPOINT [--port N]           a lerobot checkpoint over openpi's protocol
+    tether serve-policy POLICY [--port N] [--device D]   a policy over openpi's websocket protocol
 
 Each parses arguments and calls the library function in `models/` that tests call too.
 """
@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from tether.cli.options import out
+from tether.cli.options import DeviceOpt, PoliciesOpt, PolicyOpt, out, policies_from
 from tether.errors import TetherError
 
 
@@ -123,20 +123,31 @@ def train(
 
 
 def serve_policy(
-    checkpoint: Annotated[Path, typer.Argument(help="A lerobot checkpoint folder "
-                                                    "(save_pretrained).")],
+    policy_spec: Annotated[str, typer.Argument(
+        metavar="POLICY", help="What to serve: a SPEC (a lerobot checkpoint folder, an openpi "
+        "server ws://HOST:PORT, a hub id) or a name from --policy/--policies.")],
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    policy: PolicyOpt = None,
+    policies: PoliciesOpt = None,
+    device: DeviceOpt = None,
 ) -> None:
-    """Serve a lerobot checkpoint over openpi's websocket protocol (what openpi clients and
-    tether's `openpi` policies talk to)."""
-    from tether.models.lerobot_policy import LerobotPolicy
+    """Serve a policy over openpi's websocket protocol (what openpi clients and tether's
+    `openpi` policies talk to)."""
+    from tether.models.policies import spec_entry
+    from tether.models.policy import PolicyConfig
     from tether.models.serve import PolicyServer
 
-    policy = LerobotPolicy(checkpoint)
-    server = PolicyServer(policy, host=host, port=port,
-                          metadata={"policy": str(checkpoint), "server": "tether serve-policy"})
-    out.print(f"serving {checkpoint} on ws://{host}:{port} (health: http://{host}:{port}/healthz)")
+    named = policies_from(policy, policies, device)
+    entry = named.get(policy_spec) or spec_entry(policy_spec, device=device,
+                                                 where="serve-policy: ")
+    if not isinstance(entry, PolicyConfig) or not entry.servable:
+        raise TetherError(f"serve-policy: {policy_spec} reads the simulator; only a learned "
+                          "policy (lerobot, openpi) can be served")
+    server = PolicyServer(entry.build(None), host=host, port=port,  # type: ignore[arg-type]
+                          metadata={"policy": policy_spec, "server": "tether serve-policy"})
+    out.print(f"serving {policy_spec} on ws://{host}:{port} (health: "
+              f"http://{host}:{port}/healthz)")
     server.serve_forever()
 
 

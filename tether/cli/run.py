@@ -1,6 +1,8 @@
 """`tether run`: one episode of a tree file on a task, over `tether.session.run`.
 
     tether run TREE --task SUITE/TASK [--seed N] [--with KEY=VALUE]... [-p KIND[:k=v]]...
+        [--policy NAME=SPEC]... [--policies FILE] [--device cpu|cuda|mps]   (policies to name)
+        [--record-dataset DIR]                      (append the episode to a LeRobotDataset)
         [--verifier vlm --base-url URL --model NAME [--api-key KEY]]   (a VLM judges verify)
         [--diagnoser llm --base-url URL --model NAME [--api-key KEY]]  (an LLM diagnoses)
 
@@ -19,9 +21,13 @@ import typer
 from tether.cli.options import (
     ApiKey,
     BaseUrl,
+    DeviceOpt,
     DiagnoserOpt,
     Model,
     PerturbOpt,
+    PoliciesOpt,
+    PolicyOpt,
+    RecordDatasetOpt,
     TaskOpt,
     Timeout,
     Verifier,
@@ -30,6 +36,7 @@ from tether.cli.options import (
     bindings,
     chat_config,
     out,
+    policies_from,
     services_for,
 )
 
@@ -62,6 +69,10 @@ def run(
         "'fresh' (a new store in the run directory) or 'none' (memory off). Default: "
         "RUNS/memory.db.")] = None,
     perturb: PerturbOpt = None,
+    policy: PolicyOpt = None,
+    policies: PoliciesOpt = None,
+    device: DeviceOpt = None,
+    record_dataset: RecordDatasetOpt = None,
     verifier: Verifier = "sim",
     verifier_backend: VerifierBackend = "openai",
     model: Model = "",
@@ -77,12 +88,17 @@ def run(
     from dataclasses import replace
 
     from tether.cli.progress import LiveTree, TipLines
+    from tether.datasets.rollouts import Rollout, append_episode, check_target
     from tether.replay.recorder import FrameSettings
     from tether.session.run import RunConfig
     from tether.session.run import run as run_tree
     from tether.session.session import DEFAULT_FRAMES, SessionConfig
 
     use_live = out.is_terminal if live is None else live
+    named = policies_from(policy, policies, device)
+    rollout = Rollout() if record_dataset else None
+    if record_dataset:
+        check_target(record_dataset)
 
     def display(root: py_trees.behaviour.Behaviour, robot):
         return LiveTree(root, robot, out) if use_live else TipLines(robot, out)
@@ -93,11 +109,15 @@ def run(
         record = run_tree(RunConfig(tree, SessionConfig(
             task=task, seed=seed, init_state=init_state, budget=budget, runs=runs,
             record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
-            if frame_every else FrameSettings(), memory=memory, perturb=tuple(perturb or ())),
-            given=bindings(with_)), services=services, display=display)
+            if frame_every else FrameSettings(), memory=memory, perturb=tuple(perturb or ()),
+            policies=named),
+            given=bindings(with_)), services=services, display=display,
+            observers=(rollout.start,) if rollout else ())
     finally:
         services.close()
     r = record.result
+    if rollout and record_dataset:
+        append_episode(record_dataset, rollout.frames, r.success)
     verdict = "[bold green]SUCCESS[/]" if r.success else "[bold red]FAILURE[/]"
     out.print(f"{verdict}  task {record.task} (init state {record.init_state})", markup=True)
     if record.perturbations:
@@ -116,6 +136,8 @@ def run(
         out.print(f"  diagnosis: {m['diagnosis']}")
     if record_trace:
         out.print(f"  replay it: tether view {record.run_dir}")
+    if rollout:
+        out.print(f"  dataset: {len(rollout.frames)} frames appended to {record_dataset}")
     raise typer.Exit(0 if r.success else 1)
 
 

@@ -40,7 +40,7 @@ from tether.planning.planners import (
 from tether.planning.safety import SafetyConfig
 from tether.scenes.catalogue import get_task
 from tether.scenes.perturbations import perturbed_instruction
-from tether.session.session import RunRecord, Session, SessionConfig
+from tether.session.session import Display, RunRecord, Session, SessionConfig
 from tether.trees.source import display_path
 
 if TYPE_CHECKING:
@@ -95,19 +95,21 @@ class DoConfig:
 
 
 def do_instruction(config: DoConfig, *, services: Services = NO_SERVICES,
-                   scenes: SceneCache | None = None) -> tuple[RunRecord, Plan]:
+                   scenes: SceneCache | None = None,
+                   observers: tuple[Display, ...] = ()) -> tuple[RunRecord, Plan]:
     """Plan and run one episode (see the module docstring); the run's `RunRecord` and the plan.
 
     `services` are the run's verifier and diagnoser (`tether.session.services`); `do` adds the
     replanner. The memory planner reads the session's store when `memory` was given (without
     it, the run still consolidates into `RUNS/memory.db`, and the planner reads no store).
-    `scenes` lends the scene (`tether.session.session.Session`; `tether bench` workers)."""
+    `scenes` lends the scene (`tether.session.session.Session`; `tether bench` workers) and
+    `observers` watch the episode (`tether.session.run.run`)."""
     cfg = config.session
     plans = cfg.runs / "plans"
     plans.mkdir(parents=True, exist_ok=True)
     slug = "-".join(config.instruction.lower().split())[:60].replace("/", "_")
     tree = plans / f"{slug}-s{cfg.seed}.yaml"
-    session = Session(cfg, name=tree.stem, scenes=scenes)
+    session = Session(cfg, name=tree.stem, scenes=scenes, observers=observers)
     with session:
         scene = session.scene
         planner = make_planner(config.planner, None if cfg.memory is None else session.store)

@@ -36,12 +36,13 @@ class RunConfig:
 
 
 def run(config: RunConfig, *, services: Services = NO_SERVICES,
-        display: Display | None = None, scenes: SceneCache | None = None) -> RunRecord:
+        display: Display | None = None, scenes: SceneCache | None = None,
+        observers: tuple[Display, ...] = ()) -> RunRecord:
     """Run `config.tree` once; `services` go to the nodes (and the diagnoser to consolidation),
-    `display(root, robot)` may return a context-managed observer, `scenes` lends the scene
-    (`Session`)."""
+    `display(root, robot)` and each of `observers` may return a context-managed observer,
+    `scenes` lends the scene (`Session`)."""
     session = Session(config.session, name=config.tree.stem, services=services,
-                      display=display, scenes=scenes)
+                      display=display, scenes=scenes, observers=observers)
     tf = read_tree_file(config.tree)  # fail fast on a malformed tree, before the scene loads
     with session:
         params = {**goal_bindings(tf, session.scene.goal()), **config.given}

@@ -6,15 +6,17 @@
         record = session.run(compiled, tree=str(tree))
 
 Opening a session (`with`) opens the task's scene at its init state (`seed % 50` unless
-`init_state` is given), perturbed by the `perturb` specs (docs/perturbations.md), so whatever
-is made for the episode (a compiled tree, a plan) is made in the scene it runs in and sees the
+`init_state` is given), perturbed by the `perturb` specs (docs/perturbations.md), so whatever is
+made for the episode (a compiled tree, a plan) is made in the scene it runs in and sees the
 perturbed instruction and layout. The long-term store (`memory`: a path, `fresh`, `none`, or
-None for `RUNS/memory.db`, see `tether.session.memory.open_store`) is opened once, on first
-use, and closed with the session. `run` ticks one episode (`tether.trees.episode.run_episode`)
-with the event recorder, the trace recorder (unless `record` is off) and an optional display as
-observers, consolidates it into the store, and writes the run directory: `result.json`,
-`tree.txt` and the trace (docs/trace.md). `tether run` (`tether.session.run`) and `tether do`
-(`tether.planning.do`) are both a session.
+None for `RUNS/memory.db`, see `tether.session.memory.open_store`) is opened once, on first use,
+and closed with the session. The `policies` (`tether.models.policies.registered`: what
+`--policy`, `--policies` and a suite's `policies:` give) are named while the session is open, so
+the episode's `vla` leaves find them. `run` ticks one episode
+(`tether.trees.episode.run_episode`) with the event recorder, the trace recorder (unless
+`record` is off) and an optional display as observers, consolidates it into the store, and
+writes the run directory: `result.json`, `tree.txt` and the trace (docs/trace.md). `tether run`
+(`tether.session.run`) and `tether do` (`tether.planning.do`) are both a session.
 
 Given a `SceneCache` (`scenes`), a session takes its scene from it (a kept scene reset to this
 episode when that gives the same episode, `tether.scenes.scene_cache`) and leaves it open there.
@@ -26,7 +28,7 @@ import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +38,7 @@ from tether.behaviours.services import NO_SERVICES, Services
 from tether.errors import TetherError
 from tether.memory.diagnosis import diagnose
 from tether.memory.store import ExperienceStore
+from tether.models.policies import Entry, registered
 from tether.replay.recorder import FrameSettings, Recorder
 from tether.scenes.catalogue import get_task
 from tether.session.memory import FRESH, STORE_NAME, EventRecorder, open_store, remember_episode
@@ -68,6 +71,7 @@ class SessionConfig:
     frames: FrameSettings = DEFAULT_FRAMES
     memory: str | Path | None = None  # PATH, `fresh`, `none`; None: RUNS/memory.db
     perturb: tuple[str, ...] = ()  # perturbation specs KIND[:k=v,...], applied in order
+    policies: dict[str, Entry] = field(default_factory=dict)  # named for this episode's trees
 
     def __post_init__(self) -> None:
         self.runs, self.perturb = Path(self.runs), tuple(self.perturb)
@@ -107,12 +111,15 @@ def run_dir_for(runs: Path, name: str, task: str, seed: int) -> Path:
 class Session:
     """One episode of `config.task` (see the module docstring); `name` starts the run
     directory's name; `services` go to every node's `setup` and the diagnoser to
-    consolidation; `display(root, robot)` may return a context-managed observer; `scenes`
+    consolidation; `display(root, robot)` may return a context-managed observer, and so may each
+    of `observers` (a dataset recorder, say); `scenes`
     (None: a scene of its own, closed at the end) lends the scene and keeps it."""
 
     def __init__(self, config: SessionConfig, *, name: str, services: Services = NO_SERVICES,
-                 display: Display | None = None, scenes: SceneCache | None = None):
-        self.config, self.name, self.services, self.display = config, name, services, display
+                 display: Display | None = None, scenes: SceneCache | None = None,
+                 observers: tuple[Display, ...] = ()):
+        self.config, self.name, self.services = config, name, services
+        self.watchers = ((display,) if display else ()) + tuple(observers)
         self.scenes = scenes
         self.entry = get_task(config.task)
         self.scene: Any = None
@@ -130,9 +137,15 @@ class Session:
         if not 0 <= index < INIT_STATES:
             raise TetherError(f"--init-state must be in 0..{INIT_STATES - 1}, got {index}")
         self.wall = time.perf_counter()
+        self._policies = registered(self.config.policies)
+        self._policies.__enter__()
         opener = open_scene if self.scenes is None else self.scenes.open
-        self.scene = opener(self.entry, self.perturbations, init_state=index,
-                            seed=self.config.seed)
+        try:
+            self.scene = opener(self.entry, self.perturbations, init_state=index,
+                                seed=self.config.seed)
+        except BaseException:
+            self._policies.__exit__(None, None, None)
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -140,6 +153,7 @@ class Session:
             if self._store is not None:
                 self._store.close()
         finally:
+            self._policies.__exit__(None, None, None)
             if self.scenes is None:
                 self.scene.close()
 
@@ -190,10 +204,12 @@ class Session:
         store = self.store
         observers: list[Callable[[Tick], None]] = [EventRecorder(scene)]
         observers += [recorder] if recorder else []
-        view = self.display(compiled.root, scene) if self.display else None
+        views: list[Any] = []
         try:
-            if view is not None:
+            for watch in self.watchers:
+                view = watch(compiled.root, scene)
                 view.__enter__()
+                views.append(view)
                 observers.append(view)
             result = run_episode(compiled.root, scene, budget=self.budget, task=self.entry.id,
                                  instruction=instruction, params=compiled.bindings,
@@ -204,7 +220,7 @@ class Session:
                 recorder.finish(aborted=f"{type(exc).__name__}: {exc}")
             raise
         finally:
-            if view is not None:
+            for view in reversed(views):
                 view.__exit__(None, None, None)
         if recorder is not None:
             recorder.finish(result)
