@@ -15,13 +15,18 @@ Conventions (robosuite's, which LIBERO and lerobot share):
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError
 from tether.scenes.cameras import Capture, Still
+
+if TYPE_CHECKING:
+    from tether.scenes.motion import ConfigurationSpace
 
 OPEN, CLOSE = -1.0, 1.0
 
@@ -127,6 +132,11 @@ class Robot(abc.ABC):
         """The hinge of articulated fixture `name`'s door (a microwave's); `TetherError` when
         the scene knows of none."""
         raise TetherError(f"'{name}' has no hinged door in this scene")
+
+    def motion_space(self, allow: Sequence[str]) -> ConfigurationSpace:
+        """The arm among the scene's geometry for one planned motion that may touch the
+        entities in `allow` (`tether.scenes.motion`); `TetherError` when the scene has none."""
+        raise TetherError("this scene has no geometry to plan motions in")
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """Where (x, y) the middle of `carried` goes down on `target` near the point `near`,

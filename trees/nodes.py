@@ -19,6 +19,7 @@ from tether.behaviours.conditions import Check, Guard
 from tether.behaviours.interventions import Erase, Paint, Rewrite
 from tether.behaviours.memory import Remember, Retrieve
 from tether.behaviours.monitor import Monitor
+from tether.behaviours.plan_to import PlanTo
 from tether.behaviours.primitives import MoveTo, PushDoor, Release, Rotate, SetGripper, Wait
 from tether.behaviours.recovery import ErrorIs, Replan
 from tether.behaviours.sim_timeout import SimTimeout
@@ -33,6 +34,7 @@ from tether.registry import Registry
 from tether.trees.values import (
     ANY,
     BOOL,
+    ENTITIES,
     ENTITY,
     ERROR_CODE,
     FLOAT,
@@ -164,6 +166,21 @@ register(NodeType(
             "stuck_steps": Spec(Int(1), 40, "steps without 2 mm of progress that mean STUCK"),
             "yaw": Spec(FLOAT, None, "wrist yaw to hold (rad, world z); default: keep current")},
     primary="target", label=lambda p: f"move_to {p['target']}"))
+register(NodeType(
+    "plan_to", LEAF, "Move the end effector to a target along a collision-free path planned "
+    "when the node starts (touching only the target's entity and `allow`). FAILURE with "
+    "UNREACHABLE on its first tick when no path exists, STUCK when no progress for `stuck_steps`.",
+    lambda name, target, tolerance, max_steps, stuck_steps, yaw, allow, planning_time: PlanTo(
+        name, target, tolerance=tolerance, max_steps=max_steps, stuck_steps=stuck_steps, yaw=yaw,
+        allow=allow, planning_time=planning_time),
+    params={"target": Spec(TARGET, doc="[x, y, z] (world), {object, offset, at} or {relative}"),
+            "tolerance": Spec(Float(0.0), 0.01, "success radius (m)"),
+            "max_steps": Spec(Int(1), 300, "step cap"),
+            "stuck_steps": Spec(Int(1), 40, "steps without 2 mm of progress that mean STUCK"),
+            "yaw": Spec(FLOAT, None, "wrist yaw to hold (rad, world z); default: keep current"),
+            "allow": Spec(ENTITIES, (), "entities the motion may touch besides the target's"),
+            "planning_time": Spec(Float(0.01), 2.0, "bound on the planner's computation (s)")},
+    primary="target", label=lambda p: f"plan_to {p['target']}"))
 register(NodeType(
     "rotate", LEAF, "Turn the wrist about a world axis (`axis`, default z) by `yaw` radians (to "
     "`yaw` when `relative: false`), holding the position. Later `move_to`s keep the new "

@@ -1,0 +1,83 @@
+"""Tick contract of `plan_to` (`behaviours/plan_to.py`): a path planned around what blocks the
+straight line, and UNREACHABLE before the arm moves when there is none."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.trees.harness import compile_node, errors, run
+from tether.errors import TetherError
+from tether.scenes.obstacles import ObstacleScene
+
+GOAL = [0.3, 0.0, 0.3]
+# a wall across the straight line from the start (0, 0, 0.3) to GOAL
+WALL = {"wall_1": ([0.15, 0.0, 0.3], [0.01, 0.15, 0.15])}
+
+
+def _scene() -> ObstacleScene:
+    return ObstacleScene({}, WALL, eef=(0.0, 0.0, 0.3))
+
+
+def test_move_to_through_a_wall_ends_stuck_the_control_case(tmp_path):
+    robot = _scene()
+    root = compile_node(tmp_path, f"move_to: {{target: {GOAL}, name: go}}", robot)
+    result, _ = run(root, robot)
+    assert result.tree_status == "FAILURE"
+    assert errors()[-1]["code"] == "STUCK"
+
+
+def test_plan_to_goes_around_a_wall_that_blocks_the_straight_line(tmp_path):
+    robot = _scene()
+    root = compile_node(tmp_path, f"plan_to: {{target: {GOAL}, name: go}}", robot)
+    result, frames = run(root, robot)
+
+    assert result.tree_status == "SUCCESS"
+    assert np.linalg.norm(frames[-1].eef - GOAL) <= 0.01
+    assert not any(robot.blocked(f.eef) for f in frames)
+    # it left the straight line: somewhere the hand passed beside or over the wall
+    wall, half = robot.boxes["wall_1"].pos, robot.boxes["wall_1"].half
+    assert max(max(abs(f.eef[1]) - half[1], f.eef[2] - wall[2] - half[2]) for f in frames) > 0
+    assert all(f.commander == "go" for f in frames[:-1])
+
+
+@pytest.mark.parametrize("goal", [[0.15, 0.0, 0.3],  # inside the wall
+                                  [0.15, 0.0, 0.455]])  # boxed in: see below
+def test_plan_to_an_unreachable_target_fails_unreachable_before_moving(tmp_path, goal):
+    box = {"lid": ([0.15, 0.0, 0.49], [0.05, 0.05, 0.005]),
+           "floor": ([0.15, 0.0, 0.42], [0.05, 0.05, 0.005]),
+           **{f"side_{i}": ([0.15 + dx, dy, 0.455], [0.005 if dx else 0.05,
+                                                       0.005 if dy else 0.05, 0.035])
+              for i, (dx, dy) in enumerate([(0.05, 0), (-0.05, 0), (0, 0.05), (0, -0.05)])}}
+    robot = ObstacleScene({}, {**WALL, **box} if goal[2] == 0.3 else box, eef=(0.0, 0.0, 0.3))
+    root = compile_node(tmp_path, f"plan_to: {{target: {goal}, planning_time: 0.2}}", robot)
+    result, frames = run(root, robot)
+
+    assert result.tree_status == "FAILURE"
+    assert len(frames) == 1 and frames[0].action is None and robot.steps == 0
+    assert errors()[-1]["code"] == "UNREACHABLE"
+    assert errors()[-1]["message"] == (
+        "no collision-free arm configuration reaches the target" if goal[2] == 0.3
+        else "no collision-free path found in 0.2 s")
+
+
+@pytest.mark.parametrize(("allow", "outcome"), [("[]", "FAILURE"), ("[wall_1]", "SUCCESS")])
+def test_plan_to_may_touch_only_what_allow_names(tmp_path, allow, outcome):
+    robot = _scene()  # the target is against the wall: within the planner's clearance of it
+    root = compile_node(tmp_path, f"plan_to: {{target: [0.14, 0.0, 0.3], allow: {allow}}}", robot)
+    result, _ = run(root, robot)
+    assert result.tree_status == outcome
+
+
+def test_plan_to_in_a_scene_without_geometry_is_one_clear_error(tmp_path):
+    from tests.trees.harness import scene
+
+    robot = scene()
+    root = compile_node(tmp_path, "plan_to: {target: [0.1, 0.0, 0.3]}", robot)
+    with pytest.raises(TetherError, match="no geometry to plan motions in"):
+        run(root, robot)
+
+
+def test_plan_to_allow_must_be_a_list_of_names(tmp_path):
+    with pytest.raises(TetherError, match=r"plan_to\.allow: expected a list of object names"):
+        compile_node(tmp_path, "plan_to: {target: [0.1, 0.0, 0.3], allow: wall_1}", _scene())
