@@ -29,6 +29,9 @@ import numpy as np
 from tether.scenes.robot import Pose
 
 
+LEAVE = 0.01  # how far from a start in contact the contact is ignored (of the space's extent)
+
+
 class ConfigurationSpace(Protocol):
     """An arm among obstacles, as the planner sees it for one motion."""
 
@@ -82,11 +85,12 @@ def plan_motion(space: ConfigurationSpace, pos: np.ndarray, quat: np.ndarray, *,
     state_space = ob.RealVectorStateSpace(n)
     state_space.setBounds(bounds)
     setup = og.SimpleSetup(state_space)
-    leave = 0.05 * float(np.linalg.norm(high - low))
+    # an arm that starts in contact (a finger on what it just set down) may leave it: near a
+    # start that is not free, every configuration counts as free
+    leave = 0.0 if space.free(start) else LEAVE * float(np.linalg.norm(high - low))
 
     def valid(state) -> bool:
         q = np.array([state[i] for i in range(n)])
-        # the arm may leave a contact it starts in (a finger resting on what it just set down)
         return bool(np.linalg.norm(q - start) < leave) or space.free(q)
 
     setup.setStateValidityChecker(valid)

@@ -81,3 +81,56 @@ def test_plan_to_in_a_scene_without_geometry_is_one_clear_error(tmp_path):
 def test_plan_to_allow_must_be_a_list_of_names(tmp_path):
     with pytest.raises(TetherError, match=r"plan_to\.allow: expected a list of object names"):
         compile_node(tmp_path, "plan_to: {target: [0.1, 0.0, 0.3], allow: wall_1}", _scene())
+
+
+# --- on a LIBERO scene (the Panda among MuJoCo's collision geometry) ---------------------------
+LIBERO_TASK = "libero_goal/put_the_bowl_on_the_plate"
+# from A to B at the same height the straight line passes through the standing wine bottle
+A, B = [-0.30, -0.025, 0.99], [-0.10, -0.025, 0.99]
+
+
+@pytest.fixture(scope="module")
+def libero():
+    from tether.scenes.libero_scene import LiberoScene
+
+    scene = LiberoScene(LIBERO_TASK, init_state=0, seed=0)
+    yield scene
+    scene.close()
+
+
+def _a_then_b(tmp_path, scene, verb: str):
+    scene.reset()
+    bottle = scene.pose_of("wine_bottle_1").pos.copy()
+    root = compile_node(tmp_path, f"sequence: [move_to: {{target: {A}}}, "
+                                  f"{verb}: {{target: {B}, name: go}}]", scene)
+    result, frames = run(root, scene, budget=300)
+    return result, frames, float(np.linalg.norm(scene.pose_of("wine_bottle_1").pos - bottle))
+
+
+@pytest.mark.slow
+def test_move_to_along_the_blocked_line_knocks_the_bottle_the_control_case(tmp_path, libero):
+    _, _, moved = _a_then_b(tmp_path, libero, "move_to")
+    assert moved > 0.01
+
+
+@pytest.mark.slow
+def test_plan_to_on_libero_goes_over_the_bottle_and_arrives(tmp_path, libero):
+    result, frames, moved = _a_then_b(tmp_path, libero, "plan_to")
+
+    assert result.tree_status == "SUCCESS"
+    assert np.linalg.norm(libero.eef_pose().pos - B) <= 0.01
+    assert moved < 1e-4  # untouched
+    top = libero.extent_of("wine_bottle_1")[1][2]
+    going = [f for f in frames if f.commander == "go"]
+    assert max(f.eef[2] for f in going) > top  # it passed above the bottle, not through it
+
+
+@pytest.mark.slow
+def test_plan_to_on_libero_out_of_reach_fails_unreachable_before_moving(tmp_path, libero):
+    libero.reset()
+    root = compile_node(tmp_path, "plan_to: {target: [0.8, 0.0, 0.95], name: go}", libero)
+    result, frames = run(root, libero)
+
+    assert result.tree_status == "FAILURE"
+    assert len(frames) == 1 and frames[0].action is None and libero.steps == 0
+    assert errors()[-1]["code"] == "UNREACHABLE"
