@@ -1,10 +1,11 @@
 """Collision-free motion: a path for the end effector from where it is to a goal pose.
 
-The planner works on a `ConfigurationSpace`, the interface a scene provides for one motion: the
-arm's joint limits and current configuration, whether a configuration is free (touching nothing
-but what the motion may touch), the end effector's pose at a configuration, and inverse
-kinematics. The MuJoCo scene's space reads the simulator's geometry (`tether.scenes.arm_space`,
-privileged); a perceived geometry can stand in later behind the same interface.
+The planner works on a `ConfigurationSpace` (`tether.scenes.robot`), the interface a scene provides
+for one motion: the arm's joint limits and current configuration, whether a configuration is free
+(touching nothing but what the motion may touch), the end effector's pose at a configuration, and
+inverse kinematics. The MuJoCo scene's space reads the simulator's geometry
+(`tether.scenes.arm_space`, privileged); a perceived geometry can stand in later behind the same
+interface.
 
     space = robot.motion_space(allow=["akita_black_bowl_1"])
     plan = plan_motion(space, goal_pos, goal_quat, seed=0)
@@ -14,41 +15,20 @@ privileged); a perceived geometry can stand in later behind the same interface.
 The goal configuration comes from IK; OMPL's RRT-Connect joins the start to it through free
 configurations (edges checked every `resolution` of the space's extent), the path is
 shortcut-simplified and interpolated, and its configurations are turned into end-effector poses
-that the Cartesian controller tracks. OMPL's random generator is seeded, so a seed gives the
-same path; `time_limit` (s of computation) only bounds how long a hard query is tried.
+that the Cartesian controller tracks. OMPL's random generator is seeded, so a seed gives the same
+path; `time_limit` (s of computation) only bounds how long a hard query is tried.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
-from tether.scenes.robot import Pose
-
+from tether.scenes.robot import ConfigurationSpace, Pose
 
 LEAVE = 0.01  # how far from a start in contact the contact is ignored (of the space's extent)
-
-
-class ConfigurationSpace(Protocol):
-    """An arm among obstacles, as the planner sees it for one motion."""
-
-    def limits(self) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper bounds of each coordinate of a configuration."""
-
-    def current(self) -> np.ndarray:
-        """The configuration the arm is in now."""
-
-    def free(self, q: np.ndarray) -> bool:
-        """Whether configuration `q` touches nothing the motion may not touch."""
-
-    def pose(self, q: np.ndarray) -> Pose:
-        """The end effector's pose at configuration `q`."""
-
-    def solve(self, pos: np.ndarray, quat: np.ndarray, seed: int) -> np.ndarray | None:
-        """A free configuration whose end effector is at (`pos`, `quat`), or None."""
 
 
 @dataclass(frozen=True)

@@ -17,16 +17,13 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError
 from tether.scenes.cameras import Capture, Still
-
-if TYPE_CHECKING:
-    from tether.scenes.motion import ConfigurationSpace
 
 OPEN, CLOSE = -1.0, 1.0
 
@@ -67,6 +64,26 @@ class ServoGains:
     max_translation: float = 0.05
     max_rotation: float = 0.5
     gain: float = 2.0
+
+
+class ConfigurationSpace(Protocol):
+    """An arm among obstacles, as a motion planner sees it for one motion
+    (`Robot.motion_space`, `tether.scenes.motion`)."""
+
+    def limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds of each coordinate of a configuration."""
+
+    def current(self) -> np.ndarray:
+        """The configuration the arm is in now."""
+
+    def free(self, q: np.ndarray) -> bool:
+        """Whether configuration `q` touches nothing the motion may not touch."""
+
+    def pose(self, q: np.ndarray) -> Pose:
+        """The end effector's pose at configuration `q`."""
+
+    def solve(self, pos: np.ndarray, quat: np.ndarray, seed: int) -> np.ndarray | None:
+        """A free configuration whose end effector is at (`pos`, `quat`), or None."""
 
 
 class Robot(abc.ABC):
