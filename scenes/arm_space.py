@@ -7,9 +7,10 @@ the robot other than those of the entities the motion may touch. Everything else
 fingers' opening) stays as it was when the space was made.
 
 Inverse kinematics is damped least squares on MuJoCo's own site Jacobian (position and
-orientation), started from the current configuration and then from seeded random ones inside the
-joint limits; a solution counts when its pose error is within `POS_TOLERANCE`/`ROT_TOLERANCE`
-and it is free.
+orientation), started from the last solution this space found (poses asked in sequence, such as
+along a way in, converge in a few steps), then the current configuration, then seeded random
+ones inside the joint limits; a solution counts when its pose error is within `POS_TOLERANCE`
+and `ROT_TOLERANCE` and it is free.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class ArmSpace:
         self.allowed = np.zeros(model.ngeom, bool)
         self.allowed[list(allowed_geoms)] = True
         self.start = self.data.qpos[self.qadr].copy()
+        self.last: np.ndarray | None = None  # the last solution, where the next solve starts
 
     def limits(self) -> tuple[np.ndarray, np.ndarray]:
         return self.low, self.high
@@ -78,10 +80,12 @@ class ArmSpace:
     def solve(self, pos: np.ndarray, quat: np.ndarray, seed: int) -> np.ndarray | None:
         rng = np.random.default_rng(seed)
         goal = Rotation.from_quat(quat)
+        warm = [self.start] if self.last is None else [self.last, self.start]
         for attempt in range(self.RESTARTS):
-            q = self.start.copy() if attempt == 0 else rng.uniform(self.low, self.high)
+            q = warm[attempt].copy() if attempt < len(warm) else rng.uniform(self.low, self.high)
             q = self._converge(q, pos, goal)
             if q is not None and self.free(q):
+                self.last = q
                 return q
         return None
 

@@ -51,24 +51,24 @@ def candidates(name: str, low: np.ndarray, high: np.ndarray, down: Rotation) -> 
     """Every candidate grasp, in the order preferred; `down` is the hand pointing straight down
     with the wrist at yaw 0."""
     below = np.array([0.0, 0.0, -1.0])
+    if is_hollow(name):  # pinched at the wall: the unturned rim point, then the rest of the rim
+        return [Grasp(grasp_point(name, low, high), down.as_quat(), below, "top")] + [
+            Grasp(point, _turn(down, yaw).as_quat(), below, "rim")
+            for point, yaw in rim_grasps(low, high)]
     grasps = [Grasp(grasp_point(name, low, high, axis_of(yaw)), _turn(down, yaw).as_quat(),
                     below, "top")
               for yaw in (0.0, *TURNED_YAWS) if span(low, high, yaw) <= MAX_SPAN]
-    if is_hollow(name):
-        grasps += [Grasp(point, _turn(down, yaw).as_quat(), below, "rim")
-                   for point, yaw in rim_grasps(low, high)]
-    else:
-        middle = (low + high) / 2.0
-        for direction in SIDE_DIRECTIONS:
-            along = np.array([np.cos(direction), np.sin(direction), 0.0])
-            if span(low, high, direction) > MAX_SPAN:
-                continue  # the fingers, closing across `along`, do not span it
-            # tip the downward hand a quarter about the closing axis so that it points `along`
-            closing = np.array([-along[1], along[0], 0.0])
-            hand = Rotation.from_rotvec(np.pi / 2 * closing) * _turn(down, fold(direction))
-            if hand.apply([0.0, 0.0, 1.0]) @ along < 0:  # tipped the other way round
-                hand = Rotation.from_rotvec(-np.pi / 2 * closing) * _turn(down, fold(direction))
-            grasps.append(Grasp(middle.copy(), hand.as_quat(), along, "side"))
+    middle = (low + high) / 2.0
+    for direction in SIDE_DIRECTIONS:
+        along = np.array([np.cos(direction), np.sin(direction), 0.0])
+        if span(low, high, direction) > MAX_SPAN:
+            continue  # the fingers, closing across `along`, do not span it
+        # tip the downward hand a quarter about the closing axis so that it points `along`
+        closing = np.array([-along[1], along[0], 0.0])
+        hand = Rotation.from_rotvec(np.pi / 2 * closing) * _turn(down, fold(direction))
+        if hand.apply([0.0, 0.0, 1.0]) @ along < 0:  # tipped the other way round
+            hand = Rotation.from_rotvec(-np.pi / 2 * closing) * _turn(down, fold(direction))
+        grasps.append(Grasp(middle.copy(), hand.as_quat(), along, "side"))
     return grasps
 
 
