@@ -134,3 +134,19 @@ def test_plan_to_on_libero_out_of_reach_fails_unreachable_before_moving(tmp_path
     assert result.tree_status == "FAILURE"
     assert len(frames) == 1 and frames[0].action is None and libero.steps == 0
     assert errors()[-1]["code"] == "UNREACHABLE"
+
+
+@pytest.mark.slow
+def test_plan_to_carries_what_the_gripper_holds(tmp_path, libero):
+    """The fingers closed on the bowl do not count as a collision along the way."""
+    libero.reset()
+    plate = libero.pose_of("plate_1").pos
+    goal = [float(plate[0]), float(plate[1]), 1.05]
+    root = compile_node(tmp_path, "sequence: [{subtree: grasp, with: {object: "
+                                  "akita_black_bowl_1}}, "
+                                  f"plan_to: {{target: {goal}, name: carry}}]", libero)
+    result, _ = run(root, libero, budget=600)
+
+    assert result.tree_status == "SUCCESS"
+    assert libero.is_grasped("akita_black_bowl_1")
+    assert np.linalg.norm(libero.eef_pose().pos - goal) <= 0.01
