@@ -1,4 +1,5 @@
-"""`plan_to`: `move_to` along a collision-free path planned before the arm moves.
+"""`plan_to`: `move_to` along a collision-free path planned before the arm moves; `plan_grasp`:
+the same to an object's best feasible grasp, the next one each time it starts again.
 
 The path comes from `tether.scenes.motion` (OMPL's RRT-Connect over the scene's configuration
 space, `Robot.motion_space`), as end-effector waypoints a few cm apart that the Cartesian
@@ -16,7 +17,9 @@ from scipy.spatial.transform import Rotation
 from tether.behaviours.primitives import MoveTo, Progress, Target
 from tether.blackboard.episode import STUCK, UNREACHABLE
 from tether.blackboard.references import Ref, deref
-from tether.scenes.motion import plan_motion
+from tether.scenes.grasp_choice import feasible_grasps
+from tether.scenes.motion import Plan, plan_motion
+from tether.scenes.robot import Pose
 
 Status = py_trees.common.Status
 
@@ -45,13 +48,16 @@ class PlanTo(MoveTo):
 
     def initialise(self) -> None:
         super().initialise()
+        self.plan = self.make_plan()
+        self.next, self.progress = 0, Progress(0.002, self.stuck_steps)
+
+    def make_plan(self) -> Plan:
+        """The path to the target, touching only what the motion may touch."""
         allow = [deref(a) for a in self.allow]
         allow += [deref(n) for n in (self.target.object, self.target.carrying) if n is not None]
         goal = self.target.position(self.robot, self.start)
-        space = self.robot.motion_space(allow)
-        self.plan = plan_motion(space, goal, self.quat, seed=self.seed,
-                                time_limit=self.planning_time)
-        self.next, self.progress = 0, Progress(0.002, self.stuck_steps)
+        return plan_motion(self.robot.motion_space(allow), goal, self.quat, seed=self.seed,
+                           time_limit=self.planning_time)
 
     def update(self) -> Status:
         if self.plan.failure:
@@ -81,3 +87,45 @@ class PlanTo(MoveTo):
         point = points[self.next]
         self.command(self.robot.servo(point.pos, point.quat, self.robot.gripper_command))
         return Status.RUNNING
+
+
+class PlanGrasp(PlanTo):
+    """Bring the open fingers onto one of an object's feasible grasps along a planned path.
+
+    Tick contract: when it starts, ranks the object's grasps (`tether.scenes.grasp_choice`:
+    from above, around the rim, from the side; kept when reachable with the whole hand clear
+    all along the way in) and takes the first the first time it starts, the next each time it
+    starts again (a retry after EMPTY_GRASP), round the list; plans a collision-free path to
+    `approach` m before it and then goes straight in, the hand turned as the grasp says. The
+    first tick returns FAILURE with UNREACHABLE when the object has no feasible grasp or no path
+    reaches it; otherwise as `plan_to` (SUCCESS at the grasp point). It does not close the
+    gripper.
+    """
+
+    def __init__(self, name: str, obj: str | Ref, *, approach: float, tolerance: float,
+                 max_steps: int, stuck_steps: int, allow: tuple[str | Ref, ...],
+                 planning_time: float, seed: int = 0):
+        super().__init__(name, Target(object=obj), tolerance=tolerance, max_steps=max_steps,
+                         stuck_steps=stuck_steps, yaw=None, allow=allow,
+                         planning_time=planning_time, seed=seed)
+        self.approach, self.starts = approach, 0
+
+    def make_plan(self) -> Plan:
+        name = deref(self.target.object)
+        grasps = feasible_grasps(self.robot, name, approach=self.approach)
+        if not grasps:
+            return Plan(failure=f"'{name}' has no grasp the arm reaches with the hand clear")
+        grasp = grasps[self.starts % len(grasps)]
+        self.starts += 1
+        self.quat, self.turning = grasp.quat, True
+        self.feedback_message = f"{grasp.kind} grasp {self.starts} of {len(grasps)}"
+        before = grasp.point - self.approach * grasp.approach
+        allow = [deref(a) for a in self.allow]
+        plan = plan_motion(self.robot.motion_space(allow), before, grasp.quat, seed=self.seed,
+                           time_limit=self.planning_time)
+        if plan.failure:
+            return plan
+        steps = int(np.ceil(self.approach / self.PASS))
+        way_in = [Pose(before + (grasp.point - before) * k / steps, grasp.quat)
+                  for k in range(1, steps + 1)]
+        return Plan(waypoints=[*plan.waypoints, *way_in], seconds=plan.seconds)

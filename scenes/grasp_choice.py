@@ -32,6 +32,7 @@ from tether.scenes.grasps import (
 from tether.scenes.robot import Robot
 
 KINDS = ("top", "rim", "side")  # in the order preferred
+DOWN = Rotation.from_euler("xyz", [np.pi, 0.0, 0.0])  # the hand straight down, fingers along y
 LINE_STEP = 0.01  # between the poses checked along the way in (m)
 SIDE_DIRECTIONS = (0.0, np.pi / 2, np.pi, -np.pi / 2)  # world yaws the hand may point along
 
@@ -75,11 +76,9 @@ def candidates(name: str, low: np.ndarray, high: np.ndarray, down: Rotation) -> 
 def feasible_grasps(robot: Robot, name: str, *, approach: float = 0.10) -> list[Grasp]:
     """The candidates for `name` the arm reaches free of collision all along the straight way
     in (from `approach` m before the grasp, every `LINE_STEP` m), best first."""
-    roll, pitch, _ = Rotation.from_quat(robot.eef_pose().quat).as_euler("xyz")
-    down = Rotation.from_euler("xyz", [roll, pitch, 0.0])
     space = robot.motion_space([name])
     along = np.linspace(0.0, approach, int(np.ceil(approach / LINE_STEP)) + 1)
-    return [grasp for seed, grasp in enumerate(candidates(name, *robot.extent_of(name), down))
+    return [grasp for seed, grasp in enumerate(candidates(name, *robot.extent_of(name), DOWN))
             if all(space.solve(grasp.point - back * grasp.approach, grasp.quat, seed) is not None
                    for back in along)]
 

@@ -19,7 +19,7 @@ from tether.behaviours.conditions import Check, Guard
 from tether.behaviours.interventions import Erase, Paint, Rewrite
 from tether.behaviours.memory import Remember, Retrieve
 from tether.behaviours.monitor import Monitor
-from tether.behaviours.plan_to import PlanTo
+from tether.behaviours.plan_to import PlanGrasp, PlanTo
 from tether.behaviours.primitives import MoveTo, PushDoor, Release, Rotate, SetGripper, Wait
 from tether.behaviours.recovery import ErrorIs, Replan
 from tether.behaviours.sim_timeout import SimTimeout
@@ -181,6 +181,21 @@ register(NodeType(
             "allow": Spec(ENTITIES, (), "entities the motion may touch besides the target's"),
             "planning_time": Spec(Float(0.01), 2.0, "bound on the planner's computation (s)")},
     primary="target", label=lambda p: f"plan_to {p['target']}"))
+register(NodeType(
+    "plan_grasp", LEAF, "Bring the open fingers onto the object's best feasible grasp (the next "
+    "one each time the node starts again) along a planned collision-free path, then straight in. "
+    "FAILURE with UNREACHABLE on its first tick when it has none.",
+    lambda name, object, approach, tolerance, max_steps, stuck_steps, allow, planning_time:
+    PlanGrasp(name, object, approach=approach, tolerance=tolerance, max_steps=max_steps,
+              stuck_steps=stuck_steps, allow=allow, planning_time=planning_time),
+    params={"object": Spec(ENTITY, doc="the object to grasp"),
+            "approach": Spec(Float(0.0), 0.10, "length of the straight way in (m)"),
+            "tolerance": Spec(Float(0.0), 0.008, "success radius (m)"),
+            "max_steps": Spec(Int(1), 300, "step cap"),
+            "stuck_steps": Spec(Int(1), 40, "steps without 2 mm of progress that mean STUCK"),
+            "allow": Spec(ENTITIES, (), "entities the path to the way in may touch"),
+            "planning_time": Spec(Float(0.01), 2.0, "bound on the planner's computation (s)")},
+    primary="object", label=lambda p: f"plan_grasp {p['object']}"))
 register(NodeType(
     "rotate", LEAF, "Turn the wrist about a world axis (`axis`, default z) by `yaw` radians (to "
     "`yaw` when `relative: false`), holding the position. Later `move_to`s keep the new "

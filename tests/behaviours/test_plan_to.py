@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 from tests.trees.harness import compile_node, errors, run
 from tether.errors import TetherError
-from tether.scenes.obstacles import ObstacleScene
+from tether.scenes.obstacles import ObstacleScene, shelf_scene
 
 GOAL = [0.3, 0.0, 0.3]
 # a wall across the straight line from the start (0, 0, 0.3) to GOAL
@@ -150,3 +151,42 @@ def test_plan_to_carries_what_the_gripper_holds(tmp_path, libero):
     assert result.tree_status == "SUCCESS"
     assert libero.is_grasped("akita_black_bowl_1")
     assert np.linalg.norm(libero.eef_pose().pos - goal) <= 0.01
+
+
+# --- plan_grasp --------------------------------------------------------------------------------
+def test_plan_grasp_under_a_shelf_comes_in_from_the_side_and_reaches_the_grasp(tmp_path):
+    robot = shelf_scene(0)
+    root = compile_node(tmp_path, "plan_grasp: {object: cream_cheese_1, name: go}", robot)
+    result, frames = run(root, robot)
+
+    assert result.tree_status == "SUCCESS"
+    cheese = robot.boxes["cream_cheese_1"].pos
+    assert np.linalg.norm(robot.eef_pose().pos - cheese) <= 0.008
+    assert not any(robot.blocked(f.eef) for f in frames)
+    # the last 10 cm were straight in along +x (the first feasible grasp: from the side)
+    way_in = [f.eef for f in frames if np.linalg.norm(f.eef - cheese) < 0.09]
+    assert all(abs(p[1] - cheese[1]) < 0.01 and abs(p[2] - cheese[2]) < 0.01 for p in way_in)
+    hand = Rotation.from_quat(robot.eef_pose().quat).apply([0.0, 0.0, 1.0])
+    assert np.allclose(hand, [1.0, 0.0, 0.0], atol=0.05)
+
+
+def test_plan_grasp_takes_the_next_feasible_grasp_when_it_starts_again(tmp_path):
+    robot = shelf_scene(0)
+    tree = ("retry: {n: 2, child: {sequence: [{plan_grasp: {object: cream_cheese_1, name: go}}, "
+            "{check: {predicate: grasped, object: cream_cheese_1, error: EMPTY_GRASP}}]}}")
+    root = compile_node(tmp_path, tree, robot)
+    run(root, robot)  # the gripper never closes: both attempts end EMPTY_GRASP
+
+    assert [e["code"] for e in errors()] == ["EMPTY_GRASP", "EMPTY_GRASP"]
+    hand = Rotation.from_quat(robot.eef_pose().quat).apply([0.0, 0.0, 1.0])
+    assert np.allclose(hand, [0.0, 1.0, 0.0], atol=0.05)  # the second: from the side, along +y
+
+
+def test_plan_grasp_with_no_feasible_grasp_fails_unreachable_before_moving(tmp_path):
+    robot = shelf_scene(0, sides_blocked=("-x", "+x", "-y", "+y"))
+    root = compile_node(tmp_path, "plan_grasp: cream_cheese_1", robot)
+    result, frames = run(root, robot)
+
+    assert result.tree_status == "FAILURE" and robot.steps == 0
+    assert errors()[-1]["message"] == ("'cream_cheese_1' has no grasp the arm reaches with the "
+                                       "hand clear")
