@@ -190,3 +190,16 @@ def test_plan_grasp_with_no_feasible_grasp_fails_unreachable_before_moving(tmp_p
     assert result.tree_status == "FAILURE" and robot.steps == 0
     assert errors()[-1]["message"] == ("'cream_cheese_1' has no grasp the arm reaches with the "
                                        "hand clear")
+
+
+@pytest.mark.slow
+def test_plan_grasp_on_libero_takes_the_bowl_and_lifts_it(tmp_path, libero):
+    libero.reset()
+    bowl = "akita_black_bowl_1"
+    root = compile_node(tmp_path, f"sequence: [set_gripper: open, plan_grasp: {bowl}, "
+                                  "set_gripper: close, move_to: {target: {relative: [0, 0, 0.1]}},"
+                                  f" check: {{predicate: lifted, object: {bowl}, height: 0.05}}]",
+                        libero)
+    result, _ = run(root, libero, budget=300)
+    assert result.tree_status == "SUCCESS"
+    assert libero.is_grasped(bowl)
