@@ -34,17 +34,18 @@ class PlanTo(MoveTo):
     waypoint (passed within `PASS` m); SUCCESS within `tolerance` m (and YAW_TOLERANCE) of the
     last, without a command that tick. FAILURE with UNREACHABLE after `max_steps` ticks, with
     STUCK when the path left to go has not shrunk by 2 mm over `stuck_steps` ticks. The planner
-    is seeded (`seed`), so a run is reproducible; `planning_time` bounds its computation (s).
+    is seeded (`seed`) and its search bounded by `planning_checks` collision checks, so a run is
+    reproducible.
     """
 
     PASS = 0.02  # m
 
     def __init__(self, name: str, target: Target, *, tolerance: float, max_steps: int,
                  stuck_steps: int, yaw: float | None, allow: tuple[str | Ref, ...],
-                 planning_time: float, seed: int = 0):
+                 planning_checks: int, seed: int = 0):
         super().__init__(name, target, tolerance=tolerance, max_steps=max_steps,
                          stuck_steps=stuck_steps, yaw=yaw)
-        self.allow, self.planning_time, self.seed = allow, planning_time, seed
+        self.allow, self.planning_checks, self.seed = allow, planning_checks, seed
 
     def initialise(self) -> None:
         super().initialise()
@@ -57,7 +58,7 @@ class PlanTo(MoveTo):
         allow += [deref(n) for n in (self.target.object, self.target.carrying) if n is not None]
         goal = self.target.position(self.robot, self.start)
         return plan_motion(self.robot.motion_space(allow), goal, self.quat, seed=self.seed,
-                           time_limit=self.planning_time)
+                           max_checks=self.planning_checks)
 
     def update(self) -> Status:
         if self.plan.failure:
@@ -104,10 +105,10 @@ class PlanGrasp(PlanTo):
 
     def __init__(self, name: str, obj: str | Ref, *, approach: float, tolerance: float,
                  max_steps: int, stuck_steps: int, allow: tuple[str | Ref, ...],
-                 planning_time: float, seed: int = 0):
+                 planning_checks: int, seed: int = 0):
         super().__init__(name, Target(object=obj), tolerance=tolerance, max_steps=max_steps,
                          stuck_steps=stuck_steps, yaw=None, allow=allow,
-                         planning_time=planning_time, seed=seed)
+                         planning_checks=planning_checks, seed=seed)
         self.approach, self.starts = approach, 0
 
     def make_plan(self) -> Plan:
@@ -122,7 +123,7 @@ class PlanGrasp(PlanTo):
         before = grasp.point - self.approach * grasp.approach
         allow = [deref(a) for a in self.allow]
         plan = plan_motion(self.robot.motion_space(allow), before, grasp.quat, seed=self.seed,
-                           time_limit=self.planning_time)
+                           max_checks=self.planning_checks)
         if plan.failure:
             return plan
         steps = int(np.ceil(self.approach / self.PASS))

@@ -43,7 +43,7 @@ def main() -> None:
     parser.add_argument("--task", nargs="+", default=["libero_goal/0", "libero_goal/1",
                                                       "libero_goal/2"])
     parser.add_argument("--init-states", nargs="+", type=int, default=[0])
-    parser.add_argument("--planning-time", type=float, default=2.0)
+    parser.add_argument("--planning-checks", type=int, default=20000)
     args = parser.parse_args()
     table = Table("task", "state", "motion", "planned", "waypoints", "ms")
     times: list[float] = []
@@ -56,7 +56,7 @@ def main() -> None:
                 quat = scene.eef_pose().quat
                 for label, goal, allow in motions(scene):
                     plan = plan_motion(scene.motion_space(allow), goal, quat, seed=0,
-                                       time_limit=args.planning_time)
+                                       max_checks=args.planning_checks)
                     times.append(plan.seconds * 1000)
                     found += plan.failure is None
                     table.add_row(task, str(state), label, plan.failure or "yes",

@@ -16,7 +16,8 @@ The goal configuration comes from IK; OMPL's RRT-Connect joins the start to it t
 configurations (edges checked every `resolution` of the space's extent), the path is
 shortcut-simplified and interpolated, and its configurations are turned into end-effector poses
 that the Cartesian controller tracks. OMPL's random generator is seeded, so a seed gives the same
-path; `time_limit` (s of computation) only bounds how long a hard query is tried.
+path; the search stops after `max_checks` collision checks, a budget of work rather than of
+time, so whether a hard query is solved does not depend on the machine's speed or load.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class Plan:
 
 
 def plan_motion(space: ConfigurationSpace, pos: np.ndarray, quat: np.ndarray, *, seed: int,
-                time_limit: float = 2.0, resolution: float = 0.005,
+                max_checks: int = 20000, resolution: float = 0.005,
                 spacing: float = 0.02) -> Plan:
     """Plan from the current configuration to the end effector at (`pos`, `quat`)."""
     from ompl import base as ob
@@ -69,7 +70,10 @@ def plan_motion(space: ConfigurationSpace, pos: np.ndarray, quat: np.ndarray, *,
     # start that is not free, every configuration counts as free
     leave = 0.0 if space.free(start) else LEAVE * float(np.linalg.norm(high - low))
 
+    checks = [0]
+
     def valid(state) -> bool:
+        checks[0] += 1
         q = np.array([state[i] for i in range(n)])
         return bool(np.linalg.norm(q - start) < leave) or space.free(q)
 
@@ -83,9 +87,10 @@ def plan_motion(space: ConfigurationSpace, pos: np.ndarray, quat: np.ndarray, *,
         endpoints.append(state)
     setup.setStartAndGoalStates(*endpoints)
     setup.setPlanner(og.RRTConnect(setup.getSpaceInformation()))
-    solved = setup.solve(time_limit) and setup.haveExactSolutionPath()
+    spent = ob.PlannerTerminationCondition(lambda: checks[0] >= max_checks)
+    solved = setup.solve(spent) and setup.haveExactSolutionPath()
     if not solved:
-        return Plan(failure=f"no collision-free path found in {time_limit:g} s",
+        return Plan(failure=f"no collision-free path found in {max_checks} collision checks",
                     seconds=time.perf_counter() - began)
     setup.simplifySolution()
     path = setup.getSolutionPath()
