@@ -41,6 +41,7 @@ import numpy as np
 
 from tether.errors import TetherError, did_you_mean
 from tether.scenes.aliases import resolve as resolve_alias
+from tether.scenes.arm_space import ArmSpace
 from tether.scenes.cameras import Cameras, View
 from tether.scenes.catalogue import Task, get_task
 from tether.scenes.extents import BodyExtents
@@ -342,6 +343,14 @@ class LiberoScene(Robot):
             data.geom_xpos[g] + (model.geom_aabb[g][:3] + signs * model.geom_aabb[g][3:])
             @ data.geom_xmat[g].reshape(3, 3).T
             for g in np.flatnonzero((model.geom_bodyid == body) & (model.geom_group == 0))])
+
+    def motion_space(self, allow: Sequence[str]) -> ArmSpace:
+        """The Panda's seven joints among the scene's collision geometry, on a copy of the
+        simulation (`tether.scenes.arm_space`); the bodies named in `allow` may be touched."""
+        allowed = [g for name in allow for g in self._extents.geoms.get(self._canonical(name), ())]
+        return ArmSpace(self._env.env.sim.model._model, self._data,
+                        list(self._robot._ref_joint_indexes), site=self._robot.eef_site_id,
+                        body=self._eef_body, robot_geoms=self._robot_geoms, allowed_geoms=allowed)
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """In a region, the spot and turn where `carried` and the hand overlap the things

@@ -15,7 +15,9 @@ Conventions (robosuite's, which LIBERO and lerobot share):
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -63,6 +65,26 @@ class ServoGains:
     max_translation: float = 0.05
     max_rotation: float = 0.5
     gain: float = 2.0
+
+
+class ConfigurationSpace(Protocol):
+    """An arm among obstacles, as a motion planner sees it for one motion
+    (`Robot.motion_space`, `tether.scenes.motion`)."""
+
+    def limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds of each coordinate of a configuration."""
+
+    def current(self) -> np.ndarray:
+        """The configuration the arm is in now."""
+
+    def free(self, q: np.ndarray) -> bool:
+        """Whether configuration `q` touches nothing the motion may not touch."""
+
+    def pose(self, q: np.ndarray) -> Pose:
+        """The end effector's pose at configuration `q`."""
+
+    def solve(self, pos: np.ndarray, quat: np.ndarray, seed: int) -> np.ndarray | None:
+        """A free configuration whose end effector is at (`pos`, `quat`), or None."""
 
 
 class Robot(abc.ABC):
@@ -140,6 +162,11 @@ class Robot(abc.ABC):
         """The joint that moves entity `name`: a region's (a drawer's) or a fixture's first
         (a stove's knob); `TetherError` when the scene knows of none."""
         raise TetherError(f"'{name}' has no joint in this scene")
+
+    def motion_space(self, allow: Sequence[str]) -> ConfigurationSpace:
+        """The arm among the scene's geometry for one planned motion that may touch the
+        entities in `allow` (`tether.scenes.motion`); `TetherError` when the scene has none."""
+        raise TetherError("this scene has no geometry to plan motions in")
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """Where (x, y) the middle of `carried` goes down on `target` near the point `near`,

@@ -19,6 +19,7 @@ from tether.behaviours.conditions import Check, Guard
 from tether.behaviours.interventions import Erase, Paint, Rewrite
 from tether.behaviours.memory import Remember, Retrieve
 from tether.behaviours.monitor import Monitor
+from tether.behaviours.plan_to import PlanGrasp, PlanTo
 from tether.behaviours.primitives import MoveTo, PushDoor, Release, Rotate, SetGripper, Wait
 from tether.behaviours.recovery import ErrorIs, Replan
 from tether.behaviours.sim_timeout import SimTimeout
@@ -33,6 +34,7 @@ from tether.registry import Registry
 from tether.trees.values import (
     ANY,
     BOOL,
+    ENTITIES,
     ENTITY,
     ERROR_CODE,
     FLOAT,
@@ -164,6 +166,36 @@ register(NodeType(
             "stuck_steps": Spec(Int(1), 40, "steps without 2 mm of progress that mean STUCK"),
             "yaw": Spec(FLOAT, None, "wrist yaw to hold (rad, world z); default: keep current")},
     primary="target", label=lambda p: f"move_to {p['target']}"))
+register(NodeType(
+    "plan_to", LEAF, "Move the end effector to a target along a collision-free path planned "
+    "when the node starts (touching only the target's entity and `allow`). FAILURE with "
+    "UNREACHABLE on its first tick when no path exists, STUCK when no progress for `stuck_steps`.",
+    lambda name, target, tolerance, max_steps, stuck_steps, yaw, allow, planning_checks: PlanTo(
+        name, target, tolerance=tolerance, max_steps=max_steps, stuck_steps=stuck_steps, yaw=yaw,
+        allow=allow, planning_checks=planning_checks),
+    params={"target": Spec(TARGET, doc="[x, y, z] (world), {object, offset, at} or {relative}"),
+            "tolerance": Spec(Float(0.0), 0.01, "success radius (m)"),
+            "max_steps": Spec(Int(1), 300, "step cap"),
+            "stuck_steps": Spec(Int(1), 40, "steps without 2 mm of progress that mean STUCK"),
+            "yaw": Spec(FLOAT, None, "wrist yaw to hold (rad, world z); default: keep current"),
+            "allow": Spec(ENTITIES, (), "entities the motion may touch besides the target's"),
+            "planning_checks": Spec(Int(1), 20000, "collision checks the path search may spend")},
+    primary="target", label=lambda p: f"plan_to {p['target']}"))
+register(NodeType(
+    "plan_grasp", LEAF, "Bring the open fingers onto the object's best feasible grasp (the next "
+    "one each time the node starts again) along a planned collision-free path, then straight in. "
+    "FAILURE with UNREACHABLE on its first tick when it has none.",
+    lambda name, object, approach, tolerance, max_steps, stuck_steps, allow, planning_checks:
+    PlanGrasp(name, object, approach=approach, tolerance=tolerance, max_steps=max_steps,
+              stuck_steps=stuck_steps, allow=allow, planning_checks=planning_checks),
+    params={"object": Spec(ENTITY, doc="the object to grasp"),
+            "approach": Spec(Float(0.0), 0.10, "length of the straight way in (m)"),
+            "tolerance": Spec(Float(0.0), 0.008, "success radius (m)"),
+            "max_steps": Spec(Int(1), 300, "step cap"),
+            "stuck_steps": Spec(Int(1), 40, "steps without 2 mm of progress that mean STUCK"),
+            "allow": Spec(ENTITIES, (), "entities the path to the way in may touch"),
+            "planning_checks": Spec(Int(1), 20000, "collision checks the path search may spend")},
+    primary="object", label=lambda p: f"plan_grasp {p['object']}"))
 register(NodeType(
     "rotate", LEAF, "Turn the wrist about a world axis (`axis`, default z) by `yaw` radians (to "
     "`yaw` when `relative: false`), holding the position. Later `move_to`s keep the new "

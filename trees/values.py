@@ -180,6 +180,17 @@ class Entity(Type):
         return ctx.resolve(value) if ctx.resolve else value
 
 
+class Entities(Type):
+    """A list of entity names (each as `Entity` reads it)."""
+
+    name = "entities"
+
+    def convert(self, value: Any, ctx: Context) -> tuple[str | Ref, ...]:
+        if not isinstance(value, list | tuple):
+            raise Invalid(f"expected a list of object names, got {_describe(value)}")
+        return tuple(Entity().convert(v, ctx) for v in value)
+
+
 class Key(Type):
     """A blackboard key; relative keys live under /user."""
 
@@ -268,5 +279,5 @@ def _plain(value: Any) -> Any:
 
 INT, FLOAT, BOOL, STR, TEXT, VEC3 = Int(), Float(), Bool(), Str(), Text(), Vec3()
 ENTITY, KEY_TYPE, ERROR_CODE, TARGET, ANY = Entity(), Key(), ErrorCode(), TargetType(), Type()
-MAPPING = Mapping()
+MAPPING, ENTITIES = Mapping(), Entities()
 PARAM_TYPES: dict[str, Type] = {t.name: t for t in (INT, FLOAT, BOOL, STR, VEC3, ENTITY)}

@@ -1,0 +1,107 @@
+"""`ArmSpace`: a MuJoCo arm's configuration space for the motion planner (privileged geometry).
+
+It works on its own copy of the scene's `MjData` (the scene is never disturbed): a configuration
+sets the arm's joints, `mj_fwdPosition` places the geometry and finds contacts, and the
+configuration is free when no geom of the robot (arm, hand, fingers) penetrates a geom outside
+the robot other than those of the entities the motion may touch. Everything else (objects,
+fingers' opening) stays as it was when the space was made.
+
+Inverse kinematics is damped least squares on MuJoCo's own site Jacobian (position and
+orientation), started from the last solution this space found (poses asked in sequence, such as
+along a way in, converge in a few steps), then the current configuration, then seeded random
+ones inside the joint limits; a solution counts when its pose error is within `POS_TOLERANCE`
+and `ROT_TOLERANCE` and it is free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import mujoco
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from tether.scenes.robot import Pose
+
+
+class ArmSpace:
+    """Arm joints `joints` (MuJoCo joint ids) of `model`, posed on a copy of `data`."""
+
+    POS_TOLERANCE = 0.003  # m
+    ROT_TOLERANCE = 0.03  # rad
+    RESTARTS = 12
+    ITERATIONS = 150
+    DAMPING = 0.05
+    PENETRATION = 1e-3  # contacts deeper than this (m) are collisions
+
+    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], *,
+                 site: int, body: int, robot_geoms: Iterable[int], allowed_geoms: Iterable[int]):
+        self.model, self.data = model, mujoco.MjData(model)
+        mujoco.mj_copyData(self.data, model, data)
+        self.qadr = np.array([model.jnt_qposadr[j] for j in joints])
+        self.dofs = np.array([model.jnt_dofadr[j] for j in joints])
+        self.low, self.high = model.jnt_range[joints, 0].copy(), model.jnt_range[joints, 1].copy()
+        self.site, self.body = site, body
+        self.robot = np.zeros(model.ngeom, bool)
+        self.robot[list(robot_geoms)] = True
+        self.allowed = np.zeros(model.ngeom, bool)
+        self.allowed[list(allowed_geoms)] = True
+        self.start = self.data.qpos[self.qadr].copy()
+        self.last: np.ndarray | None = None  # the last solution, where the next solve starts
+
+    def limits(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.low, self.high
+
+    def current(self) -> np.ndarray:
+        return self.start.copy()
+
+    def _place(self, q: np.ndarray) -> None:
+        self.data.qpos[self.qadr] = q
+        mujoco.mj_fwdPosition(self.model, self.data)
+
+    def free(self, q: np.ndarray) -> bool:
+        self._place(q)
+        n = self.data.ncon
+        if n == 0:
+            return True
+        contacts = self.data.contact
+        g1, g2 = contacts.geom1[:n], contacts.geom2[:n]
+        deep = contacts.dist[:n] < -self.PENETRATION
+        robot1, robot2 = self.robot[g1], self.robot[g2]
+        other = np.where(robot1, g2, g1)
+        hits = deep & (robot1 ^ robot2) & ~self.allowed[other]
+        return not bool(hits.any())
+
+    def pose(self, q: np.ndarray) -> Pose:
+        self._place(q)
+        wxyz = self.data.xquat[self.body]
+        return Pose(self.data.site_xpos[self.site].copy(), np.array([*wxyz[1:], wxyz[0]]))
+
+    def solve(self, pos: np.ndarray, quat: np.ndarray, seed: int) -> np.ndarray | None:
+        rng = np.random.default_rng(seed)
+        goal = Rotation.from_quat(quat)
+        warm = [self.start] if self.last is None else [self.last, self.start]
+        for attempt in range(self.RESTARTS):
+            q = warm[attempt].copy() if attempt < len(warm) else rng.uniform(self.low, self.high)
+            q = self._converge(q, pos, goal)
+            if q is not None and self.free(q):
+                self.last = q
+                return q
+        return None
+
+    def _converge(self, q: np.ndarray, pos: np.ndarray, goal: Rotation) -> np.ndarray | None:
+        """Damped least-squares steps from `q` toward the pose; None if it does not get there."""
+        jacp, jacr = np.zeros((3, self.model.nv)), np.zeros((3, self.model.nv))
+        for _ in range(self.ITERATIONS):
+            here = self.pose(q)
+            dpos = pos - here.pos
+            drot = (goal * Rotation.from_quat(here.quat).inv()).as_rotvec()
+            if np.linalg.norm(dpos) < self.POS_TOLERANCE and \
+                    np.linalg.norm(drot) < self.ROT_TOLERANCE:
+                return q
+            mujoco.mj_jacSite(self.model, self.data, jacp, jacr, self.site)
+            jac = np.vstack([jacp[:, self.dofs], jacr[:, self.dofs]])
+            err = np.concatenate([dpos, drot])
+            step = jac.T @ np.linalg.solve(jac @ jac.T + self.DAMPING ** 2 * np.eye(6), err)
+            q = np.clip(q + step, self.low, self.high)
+        return None

@@ -1,0 +1,88 @@
+"""Grasps chosen by feasibility: candidates from an object's geometry, kept when the arm reaches
+them without the hand or fingers touching anything else.
+
+`candidates` lists the ways to take an object from its bounding box (`tether.scenes.grasps` for
+the points): from above with the wrist at each yaw whose chord the open fingers span (`top`), a
+hollow object's rim all around (`rim`), and from the side at half height, the hand horizontal
+and pointing along each horizontal axis (`side`). `feasible_grasps` keeps, in that order of
+preference (top, rim, side; the wrist least turned first), those for which every pose along the
+straight way in (from `approach` m before the grasp to the grasp) has a collision-free IK
+solution in the scene's configuration space (`Robot.motion_space`: reachability and whole-hand
+clearance; the object itself may be touched). A tree tries the first and moves to the next on
+EMPTY_GRASP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from tether.scenes.grasps import (
+    MAX_SPAN,
+    TURNED_YAWS,
+    axis_of,
+    fold,
+    grasp_point,
+    is_hollow,
+    rim_grasps,
+    span,
+)
+from tether.scenes.robot import Robot
+
+KINDS = ("top", "rim", "side")  # in the order preferred
+DOWN = Rotation.from_euler("xyz", [np.pi, 0.0, 0.0])  # the hand straight down, fingers along y
+LINE_STEP = 0.01  # between the poses checked along the way in (m)
+SIDE_DIRECTIONS = (0.0, np.pi / 2, np.pi, -np.pi / 2)  # world yaws the hand may point along
+
+
+@dataclass(frozen=True)
+class Grasp:
+    """Where the fingertips go (`point`), the hand's orientation there (`quat`, x y z w), the
+    unit direction the hand comes in along (`approach`) and the grasp's kind."""
+
+    point: np.ndarray
+    quat: np.ndarray
+    approach: np.ndarray
+    kind: str
+
+
+def candidates(name: str, low: np.ndarray, high: np.ndarray, down: Rotation) -> list[Grasp]:
+    """Every candidate grasp, in the order preferred; `down` is the hand pointing straight down
+    with the wrist at yaw 0."""
+    below = np.array([0.0, 0.0, -1.0])
+    if is_hollow(name):  # pinched at the wall: the unturned rim point, then the rest of the rim
+        return [Grasp(grasp_point(name, low, high), down.as_quat(), below, "top")] + [
+            Grasp(point, _turn(down, yaw).as_quat(), below, "rim")
+            for point, yaw in rim_grasps(low, high)]
+    grasps = [Grasp(grasp_point(name, low, high, axis_of(yaw)), _turn(down, yaw).as_quat(),
+                    below, "top")
+              for yaw in (0.0, *TURNED_YAWS) if span(low, high, yaw) <= MAX_SPAN]
+    middle = (low + high) / 2.0
+    for direction in SIDE_DIRECTIONS:
+        along = np.array([np.cos(direction), np.sin(direction), 0.0])
+        if span(low, high, direction) > MAX_SPAN:
+            continue  # the fingers, closing across `along`, do not span it
+        # tip the downward hand a quarter about the closing axis so that it points `along`
+        closing = np.array([-along[1], along[0], 0.0])
+        hand = Rotation.from_rotvec(np.pi / 2 * closing) * _turn(down, fold(direction))
+        if hand.apply([0.0, 0.0, 1.0]) @ along < 0:  # tipped the other way round
+            hand = Rotation.from_rotvec(-np.pi / 2 * closing) * _turn(down, fold(direction))
+        grasps.append(Grasp(middle.copy(), hand.as_quat(), along, "side"))
+    return grasps
+
+
+def feasible_grasps(robot: Robot, name: str, *, approach: float = 0.10) -> list[Grasp]:
+    """The candidates for `name` the arm reaches free of collision all along the straight way
+    in (from `approach` m before the grasp, every `LINE_STEP` m), best first."""
+    space = robot.motion_space([name])
+    along = np.linspace(0.0, approach, int(np.ceil(approach / LINE_STEP)) + 1)
+    return [grasp for seed, grasp in enumerate(candidates(name, *robot.extent_of(name), DOWN))
+            if all(space.solve(grasp.point - back * grasp.approach, grasp.quat, seed) is not None
+                   for back in along)]
+
+
+def _turn(down: Rotation, yaw: float) -> Rotation:
+    """The downward hand with the wrist turned to `yaw` (fingers closing along -sin, cos)."""
+    return Rotation.from_euler("z", yaw) * down
