@@ -3,12 +3,14 @@
 The frames of one or more perception datasets (`tether collect-perception`) whose init state is not
 held out (`init_state % holdout == holdout - 1` is kept for evaluation, `benchmarks/perception.py`)
 train a `SegmenterConfig` U-Net with pixel cross-entropy (background down-weighted), AdamW, and
-light augmentation (horizontal flips, per-channel gains). Training resumes: `state.pt` in the
-output directory holds the model, the optimiser, the step, the loss curve and the time spent, and
-is written every `save_every` steps, at the end, when `minutes` of training time are spent and on
-Ctrl-C; running again with more `steps` continues from it. The checkpoint (`config.json`,
-`weights.pt` in float16) and the model card (README.md, from `training.json` and, once measured,
-`evaluation.md`) are rewritten at each save, so a stopped run leaves a usable checkpoint.
+light augmentation (random `crop` x `crop` windows, horizontal flips, per-channel gains); the
+network is fully convolutional, so it is trained on crops and labels whole frames. Training
+resumes: `state.pt` in the output directory holds the model, the optimiser, the step, the loss
+curve and the time spent, and is written every `save_every` steps, at the end, when `minutes` of
+training time are spent and on Ctrl-C; running again with more `steps` continues from it. The
+checkpoint (`config.json`, `weights.pt` in float16) and the model card (README.md, from
+`training.json` and, once measured, `evaluation.md`) are rewritten at each save, so a stopped run
+leaves a usable checkpoint.
 
     report = train_segmenter(SegmenterTrainConfig(datasets=[Path("data/seg")], out=Path("ckpt")))
 """
@@ -45,6 +47,7 @@ class SegmenterTrainConfig:
     out: Path
     steps: int = 3000
     batch_size: int = 16
+    crop: int = 64  # training windows (px); whole frames when as large as the frames
     lr: float = 2e-3
     width: int = 12
     levels: int = 3
@@ -57,8 +60,8 @@ class SegmenterTrainConfig:
     command: str = ""
 
     def __post_init__(self) -> None:
-        if self.steps < 1 or self.batch_size < 1 or self.save_every < 1:
-            raise TetherError("steps, batch size and save_every are at least 1")
+        if self.steps < 1 or self.batch_size < 1 or self.save_every < 1 or self.crop < 1:
+            raise TetherError("steps, batch size, crop and save_every are at least 1")
         if self.holdout < 2:
             raise TetherError(f"holdout keeps every holdout-th init state out; it is at least "
                               f"2, not {self.holdout}")
@@ -84,12 +87,16 @@ def held_out(frames: Frames, holdout: int) -> np.ndarray:
     return np.array([r["init_state"] % holdout == holdout - 1 for r in frames.records])
 
 
-def _batch(frames: Frames, rng: np.random.Generator, size: int):
+def _batch(frames: Frames, rng: np.random.Generator, size: int, crop: int):
     import torch
 
     idx = rng.integers(0, len(frames), size)
-    rgb = frames.rgb[idx].astype(np.float32) * rng.uniform(0.7, 1.3, (size, 1, 1, 3))
-    labels = frames.category[idx].astype(np.int64)
+    h, w = frames.rgb.shape[1:3]
+    ch, cw = min(crop, h), min(crop, w)
+    top, left = rng.integers(0, h - ch + 1), rng.integers(0, w - cw + 1)
+    rgb = frames.rgb[idx, top:top + ch, left:left + cw].astype(np.float32)
+    rgb *= rng.uniform(0.7, 1.3, (size, 1, 1, 3))
+    labels = frames.category[idx, top:top + ch, left:left + cw].astype(np.int64)
     flip = rng.random(size) < 0.5
     rgb[flip], labels[flip] = rgb[flip, :, ::-1], labels[flip, :, ::-1]
     return to_input(np.clip(rgb, 0, 255)), torch.as_tensor(np.ascontiguousarray(labels))
@@ -162,7 +169,7 @@ def train_segmenter(config: SegmenterTrainConfig,
             if config.minutes is not None and \
                     spent + time.perf_counter() - start >= 60 * config.minutes:
                 break
-            x, y = _batch(train, rng, config.batch_size)
+            x, y = _batch(train, rng, config.batch_size, config.crop)
             loss = loss_fn(model(x), y)
             optimiser.zero_grad()
             loss.backward()
@@ -202,7 +209,8 @@ def write_card(out: Path) -> None:
         f"- categories ({len(data['categories'])}): {', '.join(data['categories'])}",
         "", "## Training", "",
         f"- command: `{cfg['command'] or 'tether train-perception'}`",
-        f"- steps: {rep['steps']} at batch {cfg['batch_size']}, lr {cfg['lr']}, width "
+        f"- steps: {rep['steps']} at batch {cfg['batch_size']} ({cfg['crop']} px crops), lr "
+        f"{cfg['lr']}, width "
         f"{cfg['width']}, {cfg['levels']} levels, background weight {cfg['background_weight']}",
         f"- parameters: {rep['parameters'] / 1e6:.2f} M, stored in float16: "
         f"{rep['size_mb']:.1f} MB",

@@ -73,6 +73,8 @@ def train_perception(
     minutes: Annotated[float | None, typer.Option(help="Stop after this much training time "
                                                        "(resumable).")] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Batch size.")] = 16,
+    crop: Annotated[int, typer.Option(min=8, help="Training windows (px) cut from the frames; "
+                                                  "the model labels whole frames.")] = 64,
     lr: Annotated[float, typer.Option(help="Learning rate.")] = 2e-3,
     width: Annotated[int, typer.Option(min=1, help="U-Net channels at full resolution.")] = 12,
     holdout: Annotated[int, typer.Option(min=2, help="Init states with init_state % N == N-1 "
@@ -86,8 +88,8 @@ def train_perception(
     from tether.models.perception.training import SegmenterTrainConfig, train_segmenter
 
     config = SegmenterTrainConfig(datasets=list(datasets), out=out_dir, steps=steps,
-                                  minutes=minutes, batch_size=batch_size, lr=lr, width=width,
-                                  holdout=holdout, seed=seed, threads=threads,
+                                  minutes=minutes, batch_size=batch_size, crop=crop, lr=lr,
+                                  width=width, holdout=holdout, seed=seed, threads=threads,
                                   command=_command_line(ctx))
     bars: list[tqdm] = []  # opened at the first step: a user error prints nothing before it
 
