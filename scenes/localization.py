@@ -27,11 +27,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tether.errors import TetherError
 from tether.scenes.projection import CameraGeometry
+
+if TYPE_CHECKING:
+    from tether.scenes.observations import CameraView
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ class Sighting:
     masks: Mapping[str, np.ndarray]
 
     @classmethod
-    def of(cls, view, masks: Mapping[str, np.ndarray] | None = None) -> Sighting:
+    def of(cls, view: CameraView, masks: Mapping[str, np.ndarray] | None = None) -> Sighting:
         """A `CameraView` rendered with depth, with its own (privileged) masks or `masks`."""
         if view.depth is None or view.geometry is None:
             raise TetherError(f"localization needs depth from camera '{view.camera}'; observe "
