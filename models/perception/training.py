@@ -33,7 +33,7 @@ from tether.models.perception.category_segmenter import (
     network,
     to_input,
 )
-from tether.models.perception.dataset import Frames, load
+from tether.models.perception.dataset import Frames, load, read_meta
 
 STATE = "state.pt"
 TRAINING = "training.json"
@@ -110,6 +110,7 @@ def train_segmenter(config: SegmenterTrainConfig,
     import torch
 
     frames = load(config.datasets)
+    collected = [read_meta(root).get("collect", {}) for root in config.datasets]
     test = held_out(frames, config.holdout)
     train = frames.select(~test)
     if not len(train):
@@ -157,7 +158,8 @@ def train_segmenter(config: SegmenterTrainConfig,
                                       int(test.sum()), sum(p.numel() for p in model.parameters()),
                                       round(size, 2), resumed, [tuple(c) for c in curve])
         dataset = {"roots": [str(d) for d in config.datasets], "frames": len(frames),
-                   "size": list(seg.size), "categories": frames.categories}
+                   "size": list(seg.size), "categories": frames.categories,
+                   "collect": collected}
         (config.out / TRAINING).write_text(json.dumps(
             {"config": {k: str(v) for k, v in asdict(config).items()}, "report": asdict(report),
              "dataset": dataset}, indent=2) + "\n", encoding="utf-8")
@@ -206,6 +208,10 @@ def write_card(out: Path) -> None:
         f"({data['size'][0]}x{data['size'][1]} RGB); {rep['frames']} train, "
         f"{rep['held_out']} held out (init states with `init_state % {cfg['holdout']} == "
         f"{int(cfg['holdout']) - 1}`)",
+        *(f"- rendered by `tether collect-perception` from {', '.join(c['tasks'])}: init states "
+          f"0-{c['init_states'] - 1}, variants {', '.join(v or 'none' for v in c['variants'])} "
+          f"(each with {c['always']}), cameras {', '.join(c['cameras'])}"
+          for c in data.get("collect", []) if c),
         f"- categories ({len(data['categories'])}): {', '.join(data['categories'])}",
         "", "## Training", "",
         f"- command: `{cfg['command'] or 'tether train-perception'}`",
