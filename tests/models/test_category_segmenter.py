@@ -108,3 +108,32 @@ def test_a_categorys_components_go_to_its_entities_largest_first(tmp_path, monke
 def test_a_segmenter_config_the_network_cannot_take_is_a_clear_error():
     with pytest.raises(TetherError, match=r"must divide by 2\^levels \(8\)"):
         category_segmenter.SegmenterConfig(("plate",), (100, 100), 8, 3)
+
+
+@pytest.mark.slow
+def test_the_committed_checkpoint_localizes_three_identical_bowls_of_a_held_out_init_state():
+    """The committed segmenter's masks, fused over agent view and wrist, put each of three
+    identical bowls within 1.5 cm of its body (init state 4 is held out of its training)."""
+    from tether.models.perception.category_segmenter import CategorySegmenter
+    from tether.scenes.libero_scene import LiberoScene
+    from tether.scenes.localization import Sighting, localize_instances
+    from tether.scenes.observations import Observer
+
+    checkpoint = Path(category_segmenter.__file__).parent.parent / "checkpoints" / "segmenter"
+    segmenter = CategorySegmenter.load(checkpoint)
+    scene = LiberoScene("tether/put_the_middle_bowl_on_the_plate", init_state=4, seed=0)
+    observer = Observer(scene)
+    try:
+        sightings = []
+        for camera in ("agentview", "robot0_eye_in_hand"):
+            view = observer.observe(camera, segmenter.config.size, depth=True)
+            sightings.append(Sighting.of(view, segmenter.category_masks(view.rgb)))
+        bowls = localize_instances(sightings, "akita_black_bowl")
+        truth = [scene.pose_of(f"akita_black_bowl_{i}").pos for i in (1, 2, 3)]
+        assert len(bowls) == 3
+        errors = sorted(min(np.linalg.norm(b.position[:2] - t[:2]) for b in bowls)
+                        for t in truth)
+        assert errors[-1] < 0.015, errors
+    finally:
+        observer.close()
+        scene.close()
