@@ -9,6 +9,7 @@ when it needs a picture. Rendering is MuJoCo's offscreen OpenGL (EGL on a headle
     view = observer.observe("agentview", size=(128, 128), depth=True, segmentation=True)
     view.rgb            # (h, w, 3) uint8, upright
     view.depth          # (h, w) float32, metres from the camera plane
+    view.geometry       # its CameraGeometry (intrinsics, extrinsics) when depth was asked
     view.masks["akita_black_bowl_1"]   # (h, w) bool: privileged perception
     view.poses["akita_black_bowl_1"]   # its Pose (what the scene reports)
     observer.close()
@@ -30,6 +31,7 @@ import numpy as np
 
 from tether.errors import TetherError, did_you_mean
 from tether.scenes.cameras import offscreen_renderer, visual_only
+from tether.scenes.projection import CameraGeometry
 from tether.scenes.robot import Pose, Robot
 
 if TYPE_CHECKING:
@@ -47,6 +49,7 @@ class CameraView:
     camera: str
     rgb: np.ndarray | None = None
     depth: np.ndarray | None = None
+    geometry: CameraGeometry | None = None
     masks: dict[str, np.ndarray] = field(default_factory=dict)
     poses: dict[str, Pose] = field(default_factory=dict)
 
@@ -102,6 +105,7 @@ class Observer:
             renderer.enable_depth_rendering()
             view.depth = renderer.render().astype(np.float32)
             renderer.disable_depth_rendering()
+            view.geometry = CameraGeometry.of(self._model, data, camera, size)
         if segmentation:
             renderer.enable_segmentation_rendering()
             seg = renderer.render()

@@ -15,7 +15,8 @@ from tether.trees.compiler import LIBRARY
 
 runner = CliRunner()
 VERBS = ["run", "check", "tasks", "doctor", "view", "export", "render", "memory", "scenes", "bench",
-         "plan", "do", "collect", "train", "serve-policy", "convert"]
+         "plan", "do", "collect", "train", "serve-policy", "convert", "collect-perception",
+         "train-perception"]
 GROUP_VERBS = ["memory list", "memory search", "memory show", "memory stats", "memory export",
                "memory import", "memory rebuild-index", "scenes list", "scenes show"]
 

@@ -9,6 +9,7 @@ Each verb's code is in the module named for its group:
     tether memory list|search|show|...            tether/cli/memory.py
     tether plan / do                              tether/cli/planning.py
     tether collect / train / serve-policy         tether/cli/policy.py
+    tether collect-perception / train-perception  tether/cli/perception.py
     tether bench / bench compare                  tether/cli/bench.py
 
 Options several verbs share, the consoles and `--with` parsing are in tether/cli/options.py;
@@ -29,7 +30,7 @@ import typer
 from rich.text import Text
 from typer.core import TyperGroup
 
-from tether.cli import bench, memory, planning, policy, replay, run, scenes, trees
+from tether.cli import bench, memory, perception, planning, policy, replay, run, scenes, trees
 from tether.cli.logs import configure_logging
 from tether.cli.options import err, out
 from tether.errors import TetherError
@@ -58,7 +59,7 @@ app = typer.Typer(
     help="A reactive behaviour-tree executive for robot manipulation: YAML task trees compiled "
          "to py_trees and ticked against LIBERO scenes.",
 )
-for group in (run, trees, replay, scenes, memory, planning, policy, bench):
+for group in (run, trees, replay, scenes, memory, planning, policy, perception, bench):
     group.register(app)
 
 

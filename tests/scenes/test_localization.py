@@ -1,0 +1,133 @@
+"""`tether.scenes.projection` and `tether.scenes.localization`: depth back-projected to world
+points, robust estimates, identical copies kept apart, and 'not found' instead of a guess."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tether.errors import TetherError
+from tether.scenes.localization import (
+    LocalizeConfig,
+    NotFound,
+    Sighting,
+    localize,
+    localize_instances,
+)
+from tether.scenes.projection import CameraGeometry
+
+# a camera 1 m above the origin looking straight down (its -z is the world's -z), x right
+DOWN = CameraGeometry("top", (64, 64), 64.0, np.array([0.0, 0.0, 1.0]), np.eye(3))
+
+
+def test_back_projection_inverts_projection_of_known_points():
+    rotation = np.linalg.qr(np.array([[0.2, 0.9, 0.1], [0.9, -0.1, 0.3], [0.1, 0.4, -0.9]]))[0]
+    side = CameraGeometry("side", (48, 64), 50.0, np.array([1.0, -0.5, 0.8]), rotation)
+    rows, cols = np.array([3, 20, 47]), np.array([0, 31, 63])
+    depth = np.zeros((48, 64), np.float32)
+    depth[rows, cols] = [0.5, 1.25, 2.0]
+    points = side.back_project(depth)
+    pixels, ahead = side.project(points)
+    # sorted row-major like np.nonzero: each point comes back to its pixel centre and depth
+    assert np.allclose(pixels, np.stack([cols + 0.5, rows + 0.5], axis=1))
+    assert np.allclose(ahead, [0.5, 1.25, 2.0])
+
+
+def test_the_image_centre_at_depth_d_is_d_along_the_view_axis():
+    depth = np.full((64, 64), 0.75, np.float32)
+    mask = np.zeros((64, 64), bool)
+    mask[31:33, 31:33] = True  # the four pixels around the principal point
+    points = DOWN.back_project(depth, mask)
+    assert np.allclose(points.mean(axis=0), [0.0, 0.0, 0.25])
+    # one pixel to the right is x + d / f, the row below is y - d / f (rows go down)
+    assert np.allclose(points[1] - points[0], [0.75 / 64, 0.0, 0.0])
+    assert np.allclose(points[2] - points[0], [0.0, -0.75 / 64, 0.0])
+
+
+def test_depth_of_another_size_is_a_clear_error():
+    with pytest.raises(TetherError, match=r"does not match camera 'top' at \(64, 64\)"):
+        DOWN.back_project(np.ones((32, 32)))
+
+
+def _blob(rows: slice, cols: slice) -> np.ndarray:
+    mask = np.zeros((64, 64), bool)
+    mask[rows, cols] = True
+    return mask
+
+
+def test_identical_copies_of_one_label_are_kept_apart_and_views_fused():
+    depth = np.full((64, 64), 0.9, np.float32)  # a table 10 cm above the origin
+    left, right = _blob(slice(20, 30), slice(5, 15)), _blob(slice(20, 30), slice(45, 55))
+    agent = Sighting(DOWN, depth, {"bowl": left | right})
+    shifted = CameraGeometry("wrist", (64, 64), 64.0, np.array([0.0, 0.0, 1.0]), np.eye(3))
+    wrist = Sighting(shifted, depth, {"bowl": right})  # a second view of the right copy only
+    found = localize_instances([agent, wrist], "bowl")
+    assert len(found) == 2
+    first, second = found  # most points first: the right copy, seen twice
+    assert first.cameras == ("top", "wrist") and second.cameras == ("top",)
+    assert first.points == 2 * 64 and second.points == 64  # 10x10 eroded by 1 pixel: 8x8
+    assert np.allclose(first.position, [(50 - 32) * 0.9 / 64, (32 - 25) * 0.9 / 64, 0.1])
+    assert np.allclose(second.position, [(10 - 32) * 0.9 / 64, (32 - 25) * 0.9 / 64, 0.1])
+
+
+def test_an_instance_label_cut_in_two_by_occlusion_is_one_object():
+    depth = np.full((64, 64), 0.9, np.float32)
+    cut = _blob(slice(20, 30), slice(10, 20)) | _blob(slice(20, 30), slice(24, 34))
+    found = localize([Sighting(DOWN, depth, {"plate_1": cut})], ["plate_1"])["plate_1"]
+    assert found.found and found.points == 128
+    assert np.allclose(found.position[:2], [(22 - 32) * 0.9 / 64, (32 - 25) * 0.9 / 64])
+
+
+def test_an_object_no_view_shows_is_not_found_never_guessed():
+    depth = np.full((64, 64), 0.9, np.float32)
+    tiny = _blob(slice(5, 6), slice(5, 7))  # 2 pixels: fewer than min_pixels
+    no_depth = np.where(_blob(slice(0, 64), slice(0, 32)), 0.0, depth).astype(np.float32)
+    sightings = [Sighting(DOWN, depth, {"cup_1": tiny}),
+                 Sighting(DOWN, no_depth, {"mug_1": _blob(slice(10, 20), slice(5, 15))})]
+    out = localize(sightings, ["cup_1", "mug_1", "bowl_1"])
+    assert all(isinstance(r, NotFound) and not r.found for r in out.values())
+    assert out["bowl_1"].reason == "'bowl_1' is not seen (enough) by top, top"
+    assert localize_instances(sightings, "bowl_1") == []
+
+
+def test_absurd_settings_are_a_clear_error():
+    with pytest.raises(TetherError, match="low < high"):
+        LocalizeConfig(low=60, high=40)
+    with pytest.raises(TetherError, match="merge > 0"):
+        LocalizeConfig(merge=0)
+
+
+@pytest.mark.slow
+def test_privileged_masks_localize_known_bodies_and_keep_three_bowls_apart():
+    """The geometry alone: the simulator's masks, agentview + wrist RGB-D at 128x128, checked
+    against the bodies' true positions."""
+    from tether.scenes.libero_scene import LiberoScene
+    from tether.scenes.observations import Observer
+
+    scene = LiberoScene("tether/put_the_middle_bowl_on_the_plate", init_state=0, seed=0)
+    observer = Observer(scene)
+    try:
+        sightings = [Sighting.of(observer.observe(c, (128, 128), depth=True, segmentation=True))
+                     for c in ("agentview", "robot0_eye_in_hand")]
+        bowls = [f"akita_black_bowl_{i}" for i in (1, 2, 3)]
+        found = localize(sightings, [*bowls, "plate_1", "basket_1"])
+        assert isinstance(found["basket_1"], NotFound)
+        for name in [*bowls, "plate_1"]:
+            truth = scene.pose_of(name).pos
+            assert found[name].cameras == ("agentview", "robot0_eye_in_hand")
+            assert np.linalg.norm(found[name].position[:2] - truth[:2]) < 0.01, name
+            lower, upper = scene.extent_of(name)
+            assert np.linalg.norm(found[name].position - (lower + upper) / 2) < 0.01, name
+        one_label = [Sighting(s.geometry, s.depth,
+                              {"bowl": np.any([s.masks[b] for b in bowls], axis=0)})
+                     for s in sightings]
+        copies = localize_instances(one_label, "bowl")
+        assert len(copies) == 3
+        nearest = [min(bowls, key=lambda b: np.linalg.norm(c.position - scene.pose_of(b).pos))
+                   for c in copies]
+        assert sorted(nearest) == bowls
+        assert all(np.linalg.norm(c.position[:2] - scene.pose_of(b).pos[:2]) < 0.01
+                   for c, b in zip(copies, nearest, strict=True))
+    finally:
+        observer.close()
+        scene.close()
