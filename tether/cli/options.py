@@ -1,6 +1,7 @@
 """What several `tether` verbs share: the two consoles, typed options, `--with` bindings, the
 policies a run adds (`--policy`, `--policies`, `--device`), and the chat-model settings
-(`--model`, `--base-url`, `--api-key`, `--timeout`) turned into services.
+(`--model`, `--base-url`, `--api-key`, `--timeout`) turned into services, and the verb's own
+command line rebuilt for what it writes (`command_line`).
 
 Verbs print results on `out` (stdout) and warnings on `err` (stderr); errors are printed once, by
 the error boundary in `tether.cli.main`. An option used by more than one verb is declared here
@@ -99,3 +100,25 @@ def services_for(verifier: str, diagnoser: str, backend: str, chat: BackendConfi
 
     return open_services(ServicesConfig(verifier=verifier, diagnoser=diagnoser, backend=backend,
                                         chat=chat))
+
+
+def command_line(ctx: typer.Context) -> str:
+    """The running verb as `tether VERB ARGS --OPTION VALUE ...`: the arguments and the options
+    given on the command line, rebuilt from the parsed values (not `sys.argv`, which is another
+    program's when the verb is invoked from Python)."""
+    import shlex
+
+    words = ["tether", ctx.info_name or ""]
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        if source is None or source.name != "COMMANDLINE":
+            continue
+        value = ctx.params[param.name]
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if param.param_type_name == "argument":
+            words += [str(v) for v in values]
+        elif getattr(param, "is_flag", False):
+            words.append(param.opts[0] if value else (param.secondary_opts or param.opts)[0])
+        else:
+            words += [w for v in values for w in (param.opts[0], str(v))]
+    return " ".join(shlex.quote(w) for w in words)

@@ -15,8 +15,7 @@ from typing import Annotated
 
 import typer
 
-from tether.cli.options import out
-from tether.cli.policy import _command_line
+from tether.cli.options import command_line, out
 
 
 def collect_perception(
@@ -90,7 +89,7 @@ def train_perception(
     config = SegmenterTrainConfig(datasets=list(datasets), out=out_dir, steps=steps,
                                   minutes=minutes, batch_size=batch_size, crop=crop, lr=lr,
                                   width=width, holdout=holdout, seed=seed, threads=threads,
-                                  command=_command_line(ctx))
+                                  command=command_line(ctx))
     bars: list[tqdm] = []  # opened at the first step: a user error prints nothing before it
 
     def progress(step: int, loss: float) -> None:

@@ -14,30 +14,15 @@ from typing import Annotated
 
 import typer
 
-from tether.cli.options import DeviceOpt, PoliciesOpt, PolicyOpt, out, policies_from
+from tether.cli.options import (
+    DeviceOpt,
+    PoliciesOpt,
+    PolicyOpt,
+    command_line,
+    out,
+    policies_from,
+)
 from tether.errors import TetherError
-
-
-def _command_line(ctx: typer.Context) -> str:
-    """The running verb as `tether VERB ARGS --OPTION VALUE ...`: the arguments and the options
-    given on the command line, rebuilt from the parsed values (not `sys.argv`, which is another
-    program's when the verb is invoked from Python)."""
-    import shlex
-
-    words = ["tether", ctx.info_name or ""]
-    for param in ctx.command.params:
-        source = ctx.get_parameter_source(param.name) if param.name else None
-        if source is None or source.name != "COMMANDLINE":
-            continue
-        value = ctx.params[param.name]
-        values = value if isinstance(value, (list, tuple)) else [value]
-        if param.param_type_name == "argument":
-            words += [str(v) for v in values]
-        elif getattr(param, "is_flag", False):
-            words.append(param.opts[0] if value else (param.secondary_opts or param.opts)[0])
-        else:
-            words += [w for v in values for w in (param.opts[0], str(v))]
-    return " ".join(shlex.quote(w) for w in words)
 
 
 def collect(
@@ -103,7 +88,7 @@ def train(
     from tether.models.train import TrainConfig
     from tether.models.train import train as run_train
 
-    command = _command_line(ctx)
+    command = command_line(ctx)
     config = TrainConfig(dataset=dataset, out=out_dir, steps=steps, batch_size=batch_size, lr=lr,
                          chunk_size=chunk_size, n_action_steps=chunk_size, seed=seed,
                          threads=threads, command=command)
