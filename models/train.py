@@ -26,6 +26,23 @@ CARD = "README.md"
 TRAINING = "training.json"
 
 
+
+class LossCurve:
+    """A training run's loss curve: the mean loss of each stretch of `steps // stretches` steps,
+    as `(step, mean)` pairs in `points` (which a resumed run passes in to continue)."""
+
+    def __init__(self, steps: int, stretches: int, points: list | None = None) -> None:
+        self.steps, self.every = steps, max(1, steps // stretches)
+        self.points = [tuple(p) for p in points or ()]
+        self._sum, self._count = 0.0, 0
+
+    def add(self, step: int, loss: float) -> None:
+        """Count the loss of optimisation step `step`; close a stretch where one ends."""
+        self._sum, self._count = self._sum + loss, self._count + 1
+        if step % self.every == 0 or step == self.steps:
+            self.points.append((step, round(self._sum / self._count, 4)))
+            self._sum, self._count = 0.0, 0
+
 @dataclass
 class TrainConfig:
     dataset: Path
@@ -100,9 +117,7 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
     if len(loader) == 0:  # drop_last: no full batch, so the loop below would never step
         raise TetherError(f"{config.dataset} has {len(dataset)} frames, fewer than one batch "
                           f"({config.batch_size}); lower --batch-size or collect more episodes")
-    curve: list[tuple[int, float]] = []
-    running, count, step = 0.0, 0, 0
-    every = max(1, config.steps // 20)
+    curve, step = LossCurve(config.steps, 20), 0
     while step < config.steps:
         for batch in loader:
             loss, _ = policy.forward(preprocessor(batch))
@@ -111,12 +126,9 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 10.0)
             optimiser.step()
             step += 1
-            running, count = running + loss.item(), count + 1
+            curve.add(step, loss.item())
             if progress:
                 progress(step, loss.item())
-            if step % every == 0 or step == config.steps:
-                curve.append((step, round(running / count, 4)))
-                running, count = 0.0, 0
             if step >= config.steps:
                 break
     seconds = time.perf_counter() - start
@@ -130,7 +142,7 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
     report = TrainReport(out=str(config.out), steps=step, seconds=round(seconds, 1),
                          episodes=meta.total_episodes, frames=meta.total_frames,
                          parameters=sum(p.numel() for p in policy.parameters()),
-                         size_mb=round(size, 2), loss=curve)
+                         size_mb=round(size, 2), loss=curve.points)
     (config.out / TRAINING).write_text(json.dumps(
         {"config": {k: str(v) for k, v in asdict(config).items()}, "report": asdict(report),
          "dataset": dataset_summary(config.dataset)}, indent=2) + "\n", encoding="utf-8")

@@ -34,6 +34,7 @@ from tether.models.perception.category_segmenter import (
     to_input,
 )
 from tether.models.perception.dataset import Frames, load, read_meta
+from tether.models.train import LossCurve
 
 STATE = "state.pt"
 TRAINING = "training.json"
@@ -122,7 +123,7 @@ def train_segmenter(config: SegmenterTrainConfig,
                           config.levels)
     model = network(seg)
     optimiser = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=1e-4)
-    step, spent, curve = 0, 0.0, []
+    step, spent, points = 0, 0.0, []
     state_path = config.out / STATE
     if state_path.is_file():
         state = torch.load(state_path, map_location="cpu", weights_only=False)
@@ -132,15 +133,14 @@ def train_segmenter(config: SegmenterTrainConfig,
                               f"another --out")
         model.load_state_dict(state["model"])
         optimiser.load_state_dict(state["optimiser"])
-        step, spent, curve = state["step"], state["seconds"], state["loss"]
+        step, spent, points = state["step"], state["seconds"], state["loss"]
     resumed = step
     config.out.mkdir(parents=True, exist_ok=True)
     weight = torch.ones(len(seg.categories) + 1)
     weight[0] = config.background_weight
     loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
     rng = np.random.default_rng(config.seed + step)
-    every = max(1, config.steps // 30)
-    running, count = 0.0, 0
+    curve = LossCurve(config.steps, 30, points)
     start = time.perf_counter()
     report: SegmenterTrainReport | None = None
 
@@ -149,14 +149,14 @@ def train_segmenter(config: SegmenterTrainConfig,
         seconds = spent + time.perf_counter() - start
         torch.save({"config": asdict(seg), "model": model.state_dict(),
                     "optimiser": optimiser.state_dict(), "step": step, "seconds": seconds,
-                    "loss": curve}, state_path)
+                    "loss": curve.points}, state_path)
         seg.write(config.out / CONFIG)
         torch.save({k: v.half() if v.is_floating_point() else v
                     for k, v in model.state_dict().items()}, config.out / WEIGHTS)
         size = sum((config.out / f).stat().st_size for f in (CONFIG, WEIGHTS)) / 1e6
         report = SegmenterTrainReport(str(config.out), step, round(seconds, 1), len(train),
                                       int(test.sum()), sum(p.numel() for p in model.parameters()),
-                                      round(size, 2), resumed, [tuple(c) for c in curve])
+                                      round(size, 2), resumed, list(curve.points))
         dataset = {"roots": [str(d) for d in config.datasets], "frames": len(frames),
                    "size": list(seg.size), "categories": frames.categories,
                    "collect": collected}
@@ -177,12 +177,9 @@ def train_segmenter(config: SegmenterTrainConfig,
             loss.backward()
             optimiser.step()
             step += 1
-            running, count = running + loss.item(), count + 1
+            curve.add(step, loss.item())
             if progress:
                 progress(step, loss.item())
-            if step % every == 0 or step == config.steps:
-                curve.append((step, round(running / count, 4)))
-                running, count = 0.0, 0
             if step % config.save_every == 0:
                 save()
     finally:
