@@ -155,17 +155,19 @@ register(NodeType(
     label=lambda p: f"guard {p['call']}"))
 
 # --- leaves ------------------------------------------------------------------------------------
+MOVE_TO_PARAMS = {  # `move_to`'s, and `plan_to`'s with its planning ones
+    "target": Spec(TARGET, doc="[x, y, z] (world), {object, offset, at} or {relative}"),
+    "tolerance": Spec(Float(0.0), 0.01, "success radius (m)"),
+    "max_steps": Spec(Int(1), 300, "step cap"),
+    "stuck_steps": Spec(Int(1), 40, "steps without 2 mm of progress that mean STUCK"),
+    "yaw": Spec(FLOAT, None, "wrist yaw to hold (rad, world z); default: keep current")}
+PLANNING_CHECKS = Spec(Int(1), 20000, "collision checks the path search may spend")
 register(NodeType(
     "move_to", LEAF, "Servo the end effector to a target, keeping its orientation. FAILURE with "
     "UNREACHABLE after `max_steps`, STUCK when no progress for `stuck_steps`.",
     lambda name, target, tolerance, max_steps, stuck_steps, yaw: MoveTo(
         name, target, tolerance=tolerance, max_steps=max_steps, stuck_steps=stuck_steps, yaw=yaw),
-    params={"target": Spec(TARGET, doc="[x, y, z] (world), {object, offset, at} or {relative}"),
-            "tolerance": Spec(Float(0.0), 0.01, "success radius (m)"),
-            "max_steps": Spec(Int(1), 300, "step cap"),
-            "stuck_steps": Spec(Int(1), 40, "steps without 2 mm of progress that mean STUCK"),
-            "yaw": Spec(FLOAT, None, "wrist yaw to hold (rad, world z); default: keep current")},
-    primary="target", label=lambda p: f"move_to {p['target']}"))
+    params=MOVE_TO_PARAMS, primary="target", label=lambda p: f"move_to {p['target']}"))
 register(NodeType(
     "plan_to", LEAF, "Move the end effector to a target along a collision-free path planned "
     "when the node starts (touching only the target's entity and `allow`). FAILURE with "
@@ -173,13 +175,9 @@ register(NodeType(
     lambda name, target, tolerance, max_steps, stuck_steps, yaw, allow, planning_checks: PlanTo(
         name, target, tolerance=tolerance, max_steps=max_steps, stuck_steps=stuck_steps, yaw=yaw,
         allow=allow, planning_checks=planning_checks),
-    params={"target": Spec(TARGET, doc="[x, y, z] (world), {object, offset, at} or {relative}"),
-            "tolerance": Spec(Float(0.0), 0.01, "success radius (m)"),
-            "max_steps": Spec(Int(1), 300, "step cap"),
-            "stuck_steps": Spec(Int(1), 40, "steps without 2 mm of progress that mean STUCK"),
-            "yaw": Spec(FLOAT, None, "wrist yaw to hold (rad, world z); default: keep current"),
+    params={**MOVE_TO_PARAMS,
             "allow": Spec(ENTITIES, (), "entities the motion may touch besides the target's"),
-            "planning_checks": Spec(Int(1), 20000, "collision checks the path search may spend")},
+            "planning_checks": PLANNING_CHECKS},
     primary="target", label=lambda p: f"plan_to {p['target']}"))
 register(NodeType(
     "plan_grasp", LEAF, "Bring the open fingers onto the object's best feasible grasp (the next "
@@ -194,7 +192,7 @@ register(NodeType(
             "max_steps": Spec(Int(1), 300, "step cap"),
             "stuck_steps": Spec(Int(1), 40, "steps without 2 mm of progress that mean STUCK"),
             "allow": Spec(ENTITIES, (), "entities the path to the way in may touch"),
-            "planning_checks": Spec(Int(1), 20000, "collision checks the path search may spend")},
+            "planning_checks": PLANNING_CHECKS},
     primary="object", label=lambda p: f"plan_grasp {p['object']}"))
 register(NodeType(
     "rotate", LEAF, "Turn the wrist about a world axis (`axis`, default z) by `yaw` radians (to "
