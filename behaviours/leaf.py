@@ -5,16 +5,22 @@ keyword arguments to every node), commands it only through the per-tick command 
 failures as error codes on the blackboard. Parameters may be `Ref`s to blackboard keys
 (`tether.blackboard.references`), resolved (`deref`) each time the leaf uses them, so a tree can
 act on values other nodes wrote.
+
+Under camera perception an object the cameras have never seen cannot be a target: the leaf that
+asks for it fails with OBJECT_NOT_FOUND (`tether.blackboard.world.ObjectNotFound`) in that tick,
+instead of acting on a guess, and recovery chooses by the code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import py_trees
 
-from tether.blackboard.episode import COMMAND, record_error
+from tether.blackboard.episode import COMMAND, OBJECT_NOT_FOUND, record_error
+from tether.blackboard.world import ObjectNotFound
 from tether.scenes.robot import Robot
 
 
@@ -32,6 +38,17 @@ class RobotLeaf(py_trees.behaviour.Behaviour):
         if "robot" not in kwargs:
             raise KeyError(f"{self.name}: setup() needs robot=...")
         self.robot = kwargs["robot"]
+
+    def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
+        """py_trees' tick; an `ObjectNotFound` from `initialise` or `update` is FAILURE with
+        OBJECT_NOT_FOUND."""
+        try:
+            yield from super().tick()
+        except ObjectNotFound as missing:
+            status = self.fail(OBJECT_NOT_FOUND, str(missing))
+            self.stop(status)
+            self.status = status
+            yield self
 
     def command(self, action: np.ndarray) -> None:
         """Put this tick's action into the command slot."""

@@ -46,6 +46,7 @@ from tether.scenes.cameras import Cameras, View
 from tether.scenes.catalogue import Task, get_task
 from tether.scenes.extents import BodyExtents
 from tether.scenes.grasps import axis_of
+from tether.scenes.isolation import privileged
 from tether.scenes.joints import HINGE, SLIDE, Joint, arm_of, from_model
 from tether.scenes.placing import set_down
 from tether.scenes.robot import OPEN, Hinge, Pose, Robot
@@ -202,6 +203,15 @@ class LiberoScene(Robot):
     def entities(self) -> list[str]:
         return list(self._entities)
 
+    def objects(self) -> list[str]:
+        return list(self._env.env.objects_dict)
+
+    def start_region(self, name: str) -> str | None:
+        for literal in self._env.env.parsed_problem["initial_state"]:
+            if len(literal) == 3 and literal[1] == name and literal[2] in self._sites:
+                return literal[2]
+        return None
+
     def resolve(self, name: str) -> str:
         alias = self._aliases.get(" ".join(name.lower().split()))
         return alias if alias is not None else resolve_alias(name, self._entities)
@@ -209,6 +219,7 @@ class LiberoScene(Robot):
     def _canonical(self, name: str) -> str:
         return name if name in self._bodies or name in self._sites else self.resolve(name)
 
+    @privileged
     def pose_of(self, name: str) -> Pose:
         name, d = self._canonical(name), self._data
         if name in self._bodies:
@@ -217,9 +228,11 @@ class LiberoScene(Robot):
         s = self._sites[name]
         return Pose(np.array(d.site_xpos[s]), _mat_to_xyzw(d.site_xmat[s]))
 
+    @privileged
     def start_pose_of(self, name: str) -> Pose:
         return self._start[self._canonical(name)]
 
+    @privileged
     def extent_of(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         name, d = self._canonical(name), self._data
         if name in self._bodies:
@@ -236,6 +249,7 @@ class LiberoScene(Robot):
             for lit in self._env.env.parsed_problem["goal_state"]
         ]
 
+    @privileged
     def goal_predicate(self, name: str, args: list[str]) -> bool:
         from libero.libero.envs.predicates import VALIDATE_PREDICATE_FN_DICT, eval_predicate_fn
 
@@ -246,6 +260,7 @@ class LiberoScene(Robot):
         states = self._env.env.object_states_dict
         return bool(eval_predicate_fn(fn, *[states[self._canonical(a)] for a in args]))
 
+    @privileged
     def is_grasped(self, name: str) -> bool:
         name, e = self._canonical(name), self._env.env
         model = e.objects_dict.get(name, e.fixtures_dict.get(name))
@@ -253,6 +268,7 @@ class LiberoScene(Robot):
             raise TetherError(f"'{name}' is a region; only objects and fixtures can be grasped")
         return bool(e._check_grasp(gripper=self._robot.gripper, object_geoms=model))
 
+    @privileged
     def clear_from_above(self, points: list[np.ndarray], *, ignore: str) -> bool:
         """Cast a ray down onto each point through collision geometry (geom group 0), skipping
         the robot's geoms and `ignore`'s; any other hit before the point means no room."""
@@ -271,6 +287,7 @@ class LiberoScene(Robot):
                 start, left = start + (dist + 1e-4) * down, left - dist - 1e-4
         return True
 
+    @privileged
     def hinge_of(self, name: str) -> Hinge:
         """The first hinge joint among fixture `name`'s bodies. Its door is the body it turns
         (direction: from the hinge to that body's centre of mass); the door is shut at the
@@ -291,6 +308,7 @@ class LiberoScene(Robot):
             return Hinge(anchor, float(np.arctan2(middle[1], middle[0])), closing)
         return super().hinge_of(name)
 
+    @privileged
     def headroom(self, name: str) -> float:
         """A ray cast up from entity `name`'s middle through collision geometry (geom group 0),
         skipping the robot's geoms and, for a body, its own: the distance to the first hit."""
@@ -307,6 +325,7 @@ class LiberoScene(Robot):
             start, gone = start + [0.0, 0.0, dist + 1e-4], gone + 1e-4
         return float("inf")
 
+    @privileged
     def joint_of(self, name: str) -> Joint:
         """The slide or hinge joint that moves entity `name`: for a region, the nearest such joint
         up its site's body chain (a drawer's region moves with the drawer); for a fixture, the
@@ -344,6 +363,7 @@ class LiberoScene(Robot):
             @ data.geom_xmat[g].reshape(3, 3).T
             for g in np.flatnonzero((model.geom_bodyid == body) & (model.geom_group == 0))])
 
+    @privileged
     def motion_space(self, allow: Sequence[str]) -> ArmSpace:
         """The Panda's seven joints among the scene's collision geometry, on a copy of the
         simulation (`tether.scenes.arm_space`); the bodies named in `allow` may be touched."""
@@ -352,6 +372,7 @@ class LiberoScene(Robot):
                         list(self._robot._ref_joint_indexes), site=self._robot.eef_site_id,
                         body=self._eef_body, robot_geoms=self._robot_geoms, allowed_geoms=allowed)
 
+    @privileged
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """In a region, the spot and turn where `carried` and the hand overlap the things
         standing there least, nearest `near` (`tether.scenes.placing`); the region's owner (a

@@ -52,6 +52,7 @@ class CameraView:
     geometry: CameraGeometry | None = None
     masks: dict[str, np.ndarray] = field(default_factory=dict)
     poses: dict[str, Pose] = field(default_factory=dict)
+    own: np.ndarray | None = None  # (h, w) bool: the robot's own body, from its kinematics
 
 
 class Observer:
@@ -87,8 +88,11 @@ class Observer:
         self._geom_entity = owner
 
     def observe(self, camera: str, size: tuple[int, int] = (128, 128), *, rgb: bool = True,
-                depth: bool = False, segmentation: bool = False) -> CameraView:
-        """Render what `camera` sees now: the requested channels only."""
+                depth: bool = False, segmentation: bool = False,
+                own_body: bool = False) -> CameraView:
+        """Render what `camera` sees now: the requested channels only. `own_body` is the robot's
+        silhouette, which a robot knows from its own model and joint angles (a real one renders
+        its URDF): camera perception drops those pixels, never the objects' masks."""
         import mujoco
 
         renderer = self._prepare(size)
@@ -106,12 +110,16 @@ class Observer:
             view.depth = renderer.render().astype(np.float32)
             renderer.disable_depth_rendering()
             view.geometry = CameraGeometry.of(self._model, data, camera, size)
+        if not (segmentation or own_body):
+            return view
+        renderer.enable_segmentation_rendering()
+        seg = renderer.render()
+        renderer.disable_segmentation_rendering()
+        ids, types = seg[..., 0], seg[..., 1]
+        geom = np.where(types == int(mujoco.mjtObj.mjOBJ_GEOM), ids, -1)
+        if own_body:
+            view.own = np.isin(geom, list(self.scene._robot_geoms))
         if segmentation:
-            renderer.enable_segmentation_rendering()
-            seg = renderer.render()
-            renderer.disable_segmentation_rendering()
-            ids, types = seg[..., 0], seg[..., 1]
-            geom = np.where(types == int(mujoco.mjtObj.mjOBJ_GEOM), ids, -1)
             entity = np.where(geom >= 0, self._geom_entity[np.clip(geom, 0, None)], -1)
             for i in np.unique(entity[entity >= 0]):
                 name = self._names[int(i)]

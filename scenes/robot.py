@@ -24,6 +24,7 @@ from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError
 from tether.scenes.cameras import Capture, Still
+from tether.scenes.isolation import Isolation
 from tether.scenes.joints import Joint
 
 OPEN, CLOSE = -1.0, 1.0
@@ -100,6 +101,7 @@ class Robot(abc.ABC):
         self._hold: Pose | None = None
         self._gripper = OPEN
         self.sent: np.ndarray | None = None  # the last action applied (a command, or a hold)
+        self.isolation = Isolation()  # `tether.scenes.isolation`: camera perception's guard
 
     # --- what the world looks like -------------------------------------------------------
     @abc.abstractmethod
@@ -113,6 +115,20 @@ class Robot(abc.ABC):
     @abc.abstractmethod
     def entities(self) -> list[str]:
         """Every name a target or predicate may use: objects, fixtures and regions."""
+
+    def objects(self) -> list[str]:
+        """The task's movable objects (the entities a camera world model localizes; fixtures and
+        regions are the scene's static layout)."""
+        return self.entities()
+
+    def start_region(self, name: str) -> str | None:
+        """The region the task file puts `name` in at the start (its `:init` literal), if any."""
+        return None
+
+    def look(self) -> list[str]:
+        """Localize the objects again now (a camera world model does); the names not seen. The
+        simulated scene always knows where everything is: none."""
+        return []
 
     @abc.abstractmethod
     def pose_of(self, name: str) -> Pose:

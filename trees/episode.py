@@ -102,8 +102,12 @@ def located(root: py_trees.behaviour.Behaviour) -> Iterator[None]:
 def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int,
                 task: str = "", instruction: str = "", params: dict | None = None,
                 observers: tuple[Callable[[Tick], None], ...] = (),
-                memory: Any = None, services: Services = NO_SERVICES) -> EpisodeResult:
+                memory: Any = None, services: Services = NO_SERVICES,
+                outcome: Callable[[], bool] | None = None) -> EpisodeResult:
     """Tick `root` against `robot` until it finishes or `budget` steps have been taken.
+
+    The episode's success is `outcome()`, the benchmark's own goal test (default: the robot's
+    `success`; under camera perception the session passes the scene's, declared as such).
 
     `memory` (a long-term `ExperienceStore`, or None) is handed to every node's `setup`, where
     the memory nodes pick it up; `services` too (`tether.behaviours.services`: the verifier,
@@ -142,6 +146,7 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
         with located(root):
             root.stop(Status.INVALID)
     return EpisodeResult(
-        success=bool(robot.success()), tree_status=statuses[root.name] if ended_by == "tree"
-        else "RUNNING", steps=robot.steps, sim_time=round(robot.sim_time, 6), ended_by=ended_by,
-        node_status=statuses, errors=list(storage().get("/errors/history", [])))
+        success=bool((outcome or robot.success)()),
+        tree_status=statuses[root.name] if ended_by == "tree" else "RUNNING", steps=robot.steps,
+        sim_time=round(robot.sim_time, 6), ended_by=ended_by, node_status=statuses,
+        errors=list(storage().get("/errors/history", [])))

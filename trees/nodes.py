@@ -17,6 +17,7 @@ from py_trees.common import OneShotPolicy, ParallelPolicy
 
 from tether.behaviours.conditions import Check, Guard
 from tether.behaviours.interventions import Erase, Paint, Rewrite
+from tether.behaviours.localize import VANTAGES, Localize
 from tether.behaviours.memory import Remember, Retrieve
 from tether.behaviours.monitor import Monitor
 from tether.behaviours.plan_to import PlanGrasp, PlanTo
@@ -243,6 +244,16 @@ register(NodeType(
     lambda name, steps: Wait(name, steps),
     params={"steps": Spec(Int(0), doc="control steps to let pass")}, primary="steps",
     label=lambda p: f"wait {p['steps']}"))
+register(NodeType(
+    "localize", LEAF, "Look at the scene again (camera perception; privileged perception always "
+    "knows): SUCCESS when `objects` are seen, else FAILURE with OBJECT_NOT_FOUND. With `vantage: "
+    "start` the hand first goes back to where the episode started (RUNNING), out of the camera's "
+    "way.",
+    lambda name, objects, vantage: Localize(name, objects, vantage=vantage),
+    params={"objects": Spec(ENTITIES, (), "the objects to find (none: all the task's objects)"),
+            "vantage": Spec(Choice(*VANTAGES), "here", "`here`, or `start`: look from the "
+                            "episode's start pose")},
+    primary="vantage", label=lambda p: f"localize from {p['vantage']}"))
 register(NodeType(
     "check", LEAF, "Test a named predicate: SUCCESS if it holds, else FAILURE (writing `error` "
     "to /errors/last when given). Never RUNNING.",

@@ -36,10 +36,10 @@ def test_the_suite_is_every_official_set_with_two_init_states_and_step_caps():
     assert suite.seeds == (0, 1) and suite.budget is None
     assert [a.name for a in suite.arms] == ["planned", "planned_camera", "harness", "bare"]
     assert suite.skipped == {
-        "planned_camera": "arm 'planned_camera' not run (needs issue 23, camera perception)",
         "bare": "arm 'bare' not run (needs issue 21 part 4, the trained end-to-end bare policy)"}
     episodes = suite.episodes()
-    assert len(episodes) == 2 * 250 * 2  # planned and harness x tasks x init states
+    assert len(episodes) == 3 * 250 * 2  # planned (both perceptions), harness x tasks x inits
+    assert {e.arm.perception for e in episodes if e.arm.name == "planned_camera"} == {"camera"}
     budgets = {(e.task.partition("/")[0], e.budget) for e in episodes}
     assert ("libero_goal_swap", 300) in budgets and ("libero_spatial_task", 220) in budgets
     assert ("libero_object_lan", 280) in budgets and ("libero_10_with_mug", 520) in budgets
@@ -134,7 +134,7 @@ arms:
     text = str(err.value)
     assert "arms.both: expected exactly one of 'tree'" in text
     assert "arms.planner.plan: unknown planner 'memroy'" in text and "'memory'" in text
-    assert "arms.camera.perception: camera perception cannot run yet" in text
+    assert "arms.camera" not in text  # camera perception runs
     assert "arms.eyes.perception: expected one of privileged, camera, got 'eyes'" in text
 
 
@@ -144,7 +144,7 @@ def test_select_keeps_matching_tasks_and_named_arms():
     assert {t.partition("/")[0] for t in suite.tasks} == {"libero_goal_swap",
                                                           "libero_spatial_task"}
     assert suite.skipped == {
-        "planned_camera": "arm 'planned_camera' not run (needs issue 23, camera perception)",
+        "planned_camera": "arm 'planned_camera' not selected (--arms)",
         "harness": "arm 'harness' not selected (--arms)",
         "bare": "arm 'bare' not run (needs issue 21 part 4, the trained end-to-end bare policy)"}
     assert len(suite.episodes()) == 20 * 2
@@ -186,7 +186,7 @@ def test_report_gives_wilson_intervals_per_set_published_numbers_and_not_run_arm
     text = (tmp_path / "summary.md").read_text()
     assert "| planned | planned by `memory` | privileged (simulator poses) | 20/30 = 67%" in text
     assert ("| planned_camera | planned by `memory` | camera (perception models on RGB-D) | "
-            "not run (needs issue 23, camera perception) |") in text
+            "not run in this run |") in text
     assert "| harness | `vla_pick_place` | privileged (simulator poses) | not run in this run |" \
         in text
     assert "not run (needs issue 21 part 4, the trained end-to-end bare policy)" in text

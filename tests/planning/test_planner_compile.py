@@ -32,14 +32,16 @@ def test_a_planned_tree_shows_the_recoveries_the_rules_added(tmp_path):
     shown = py_trees.display.unicode_tree(root)
     for part in ("plan, else replan", "budget 700 steps", f"verified grasp of {BOWL}",
                  f"check grasped({BOWL})", "empty grasp: let go and re-stage",
-                 "lift and resume when stuck", "error is STUCK", f"verify on({BOWL}, {PLATE})",
+                 "lift and resume when stuck", "error is STUCK", "look again when not seen",
+                 "localize from start", f"verify on({BOWL}, {PLATE})",
                  "replan x1"):
         assert part in shown, part
 
 
 def test_rules_are_configurable_and_switch_off(tmp_path):
     config = tmp_path / "safety.yaml"
-    config.write_text("grasp: {attempts: 4}\nstuck: {enabled: false}\nreplan: {enabled: false}\n")
+    config.write_text("grasp: {attempts: 4}\nstuck: {enabled: false}\nunseen: {enabled: false}\n"
+                      "replan: {enabled: false}\n")
     doc = plan_document(plan_goals("x", [Goal("on", (BOWL, PLATE))], parts_of(scene())),
                         SafetyConfig.load(config))
     text = yaml.safe_dump(doc)
@@ -60,7 +62,8 @@ def test_a_vla_step_gets_restaging_and_retry(tmp_path):
     step = {"vla": {"policy": "expert", "predicate": "grasped", "object": BOWL}}
     doc = plan_document(Plan("grasp it", [Subtask("grasp", [step])]))
     vla = doc["root"]["selector"]["children"][0]["sequence"]["children"][0]["timeout"]["child"]
-    retry = vla["sequence"]["children"][0]["selector"]["children"][0]["retry"]
+    unseen = vla["sequence"]["children"][0]["selector"]  # look again when not seen
+    retry = unseen["children"][0]["selector"]["children"][0]["retry"]
     assert retry["n"] == 2 and retry["child"]["sequence"][0]["move_to"]["object"] == BOWL
     assert retry["child"]["sequence"][1] == step
 

@@ -111,7 +111,8 @@ def run_episode(ep: Episode, out: str, *, reuse: bool = True,
     wall = time.perf_counter()
     session = SessionConfig(task=ep.task, seed=ep.seed, budget=ep.budget, runs=scratch,
                             record=True, frames=FrameSettings(), memory=memory,
-                            perturb=tuple(ep.perturb), policies=dict(ep.policies))
+                            perturb=tuple(ep.perturb), policies=dict(ep.policies),
+                            perception=ep.arm.perception)
     scenes = kept_scenes() if reuse else None
     observers = (rollout.start,) if rollout else ()
     if ep.arm.plan is not None:

@@ -14,7 +14,7 @@ A suite is YAML (docs/bench.md):
     arms:                  # name -> a way of solving the tasks
       analytic: {tree: pick_place, memory: none}
       planned: {plan: memory}          # the task's instruction planned per episode
-      camera: {plan: memory, perception: camera, needs: issue 23 (camera perception)}
+      camera: {plan: memory, perception: camera}   # leaves see through the cameras only
       pi05: {tree: vla_bare, with: {policy: pi05}}
     policies:              # optional: named for every episode (`tether.models.policies`)
       pi05: ws://gpu-box:8000            # a SPEC, or {type: lerobot|openpi|scripted, ...}
@@ -62,10 +62,8 @@ TOP_KEYS = {"suite", "doc", "budget", "timeout", "tasks", "seeds", "perturbation
             "headline", "published", "policies"}
 ARM_KEYS = {"tree", "plan", "with", "memory", "budget", "requires", "perception", "needs", "doc"}
 PUBLISHED_KEYS = {"system", "cells", "rate", "source"}
-# What an arm's leaves read object state from (docs/perception.md); only `privileged` runs today:
-# an arm declaring another mode must say what it `needs`.
+# What an arm's leaves read object state from (docs/perception.md, `tether.blackboard.world`).
 PERCEPTION_MODES = ("privileged", "camera")
-RUNNABLE_PERCEPTION = ("privileged",)
 
 
 @dataclass(frozen=True)
@@ -293,15 +291,11 @@ def _arm(where: Where, name: str, spec: Any, root: Path, problems: list[str]) ->
     if budget is not None:
         budget = _positive_int(where.of_key(spec, "budget"), budget, problems)
     plan = _planner(where, spec, problems)
-    perception = spec.get("perception", RUNNABLE_PERCEPTION[0])
+    perception = spec.get("perception", PERCEPTION_MODES[0])
     needs = spec.get("needs")
     if perception not in PERCEPTION_MODES:
         problems.append(where.of_key(spec, "perception").error(
             f"expected one of {', '.join(PERCEPTION_MODES)}, got {perception!r}"))
-    elif perception not in RUNNABLE_PERCEPTION and needs is None:
-        problems.append(where.of_key(spec, "perception").error(
-            f"{perception} perception cannot run yet; declare what the arm needs "
-            "(`needs: ...`) and it is reported as not run"))
     if needs is not None and (not isinstance(needs, str) or not needs.strip()):
         problems.append(where.of_key(spec, "needs").error(f"expected a text, got {needs!r}"))
     tree = str(spec.get("tree", ""))

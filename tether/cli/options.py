@@ -44,6 +44,10 @@ PoliciesOpt = Annotated[Path | None, typer.Option(
 DeviceOpt = Annotated[str | None, typer.Option(
     metavar="cpu|cuda|mps", help="Where the lerobot policies given by --policy/--policies (or "
     "the suite) run, unless they name a device (default: cpu).")]
+PerceptionOpt = Annotated[str, typer.Option(
+    "--perception", metavar="privileged|camera", help="What the leaves read object state from: "
+    "the simulator's poses (privileged, the oracle) or the cameras only (camera: the project's "
+    "segmenter on RGB-D; docs/perception.md).")]
 RecordDatasetOpt = Annotated[Path | None, typer.Option(
     "--record-dataset", metavar="DIR", help="Append each episode (both cameras, state, the "
     "commands sent, instruction, the commanding node, success) to the LeRobotDataset at DIR "

@@ -21,6 +21,7 @@ from tether.cli.options import (
     DeviceOpt,
     DiagnoserOpt,
     Model,
+    PerceptionOpt,
     PoliciesOpt,
     PolicyOpt,
     Timeout,
@@ -89,6 +90,7 @@ def do(instruction: Instruction, task: Task, backend: Backend = "memory", model:
        budget: Annotated[int, typer.Option(help="Step budget of the episode.")] = 1500,
        runs: Annotated[Path, typer.Option(help="Folder for the run directory.")] = Path("runs"),
        policy: PolicyOpt = None, policies: PoliciesOpt = None, device: DeviceOpt = None,
+       perception: PerceptionOpt = "privileged",
        ) -> None:
     """Plan INSTRUCTION for a task and run the planned tree for one episode."""
     from tether.planning.do import DoConfig, do_instruction
@@ -100,7 +102,7 @@ def do(instruction: Instruction, task: Task, backend: Backend = "memory", model:
     try:
         record, planned = do_instruction(DoConfig(
             instruction, SessionConfig(task=task, seed=seed, runs=runs, budget=budget,
-                                       memory=memory, policies=named),
+                                       memory=memory, policies=named, perception=perception),
             planner=_options(backend, chat, attempts), safety=_safety(safety)),
             services=services)
     finally:

@@ -24,6 +24,7 @@ from tether.cli.options import (
     DeviceOpt,
     DiagnoserOpt,
     Model,
+    PerceptionOpt,
     PerturbOpt,
     PoliciesOpt,
     PolicyOpt,
@@ -73,6 +74,7 @@ def run(
     policies: PoliciesOpt = None,
     device: DeviceOpt = None,
     record_dataset: RecordDatasetOpt = None,
+    perception: PerceptionOpt = "privileged",
     verifier: Verifier = "sim",
     verifier_backend: VerifierBackend = "openai",
     model: Model = "",
@@ -110,7 +112,7 @@ def run(
             task=task, seed=seed, init_state=init_state, budget=budget, runs=runs,
             record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
             if frame_every else FrameSettings(), memory=memory, perturb=tuple(perturb or ()),
-            policies=named),
+            policies=named, perception=perception),
             given=bindings(with_)), services=services, display=display,
             observers=(rollout.start,) if rollout else ())
     finally:

@@ -116,7 +116,7 @@ def do_instruction(config: DoConfig, *, services: Services = NO_SERVICES,
         plan = config.plan
         if plan is None:
             instruction = perturbed_instruction(scene, config.instruction)
-            plan = planner.plan(request_for(instruction, scene, config.planner))
+            plan = planner.plan(request_for(instruction, session.robot, config.planner))
         write_plan_tree(plan, tree, config.safety)
         compiled = compile_plan(plan, scene.resolve, config.safety, origin=display_path(tree))
         session.services = replace(services, replanner=replanner_for(

@@ -12,6 +12,9 @@ can be switched off or tuned. Applied per step, innermost first, then per sub-ta
     carry   `move_to` carrying an object -> monitor every `every` steps that the object stays
             within `reach` of the gripper (a slipped object preempts the carry: PREEMPTED)
     stuck   any acting step -> selector [step, (error_is STUCK, lift `lift` m, step again)]
+    unseen  any acting step -> selector [step, (error_is OBJECT_NOT_FOUND, localize from the
+            start pose, step again)]: under camera perception, an object not seen is looked
+            for again from where the arm is out of the camera's way, never guessed
     budget  each sub-task -> timeout `steps` [steps..., verify expected effects, remember
             (an event boundary)]; `verify` with `verifier: auto`: the sim's predicates, or
             the run's VLM verifier when it has one (`tether do --verifier vlm`)
@@ -65,6 +68,11 @@ class StuckRule:
 
 
 @dataclass
+class UnseenRule:
+    enabled: bool = True
+
+
+@dataclass
 class BudgetRule:
     enabled: bool = True
     steps: int = 700  # control steps per sub-task
@@ -89,6 +97,7 @@ class SafetyConfig:
     vla: VlaRule = field(default_factory=VlaRule)
     carry: CarryRule = field(default_factory=CarryRule)
     stuck: StuckRule = field(default_factory=StuckRule)
+    unseen: UnseenRule = field(default_factory=UnseenRule)
     budget: BudgetRule = field(default_factory=BudgetRule)
     done: DoneRule = field(default_factory=DoneRule)
     replan: ReplanRule = field(default_factory=ReplanRule)
@@ -174,8 +183,16 @@ def _stuck(node: Node, cfg: SafetyConfig) -> Node:
         again]}]}}
 
 
+def _unseen(node: Node, cfg: SafetyConfig) -> Node:
+    if not cfg.unseen.enabled or node_type(node) in NO_MOTION:
+        return node
+    again = copy.deepcopy(node)
+    return {"selector": {"name": "look again when not seen", "children": [node, {"sequence": [
+        {"error_is": "OBJECT_NOT_FOUND"}, {"localize": {"vantage": "start"}}, again]}]}}
+
+
 STEP_RULES: dict[str, Callable[[Node, SafetyConfig], Node]] = {  # applied innermost first
-    "vla": _vla, "grasp": _grasp, "carry": _carry, "stuck": _stuck}
+    "vla": _vla, "grasp": _grasp, "carry": _carry, "stuck": _stuck, "unseen": _unseen}
 RULES = (*STEP_RULES, "budget", "done", "replan")
 
 

@@ -24,6 +24,7 @@ episode when that gives the same episode, `tether.scenes.scene_cache`) and leave
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -41,6 +42,7 @@ from tether.memory.store import ExperienceStore
 from tether.models.policies import Entry, registered
 from tether.replay.recorder import FrameSettings, Recorder
 from tether.scenes.catalogue import get_task
+from tether.scenes.isolation import Isolation
 from tether.session.memory import FRESH, STORE_NAME, EventRecorder, open_store, remember_episode
 from tether.trees.compiler import CompiledTree
 from tether.trees.episode import EpisodeResult, Tick, run_episode
@@ -72,6 +74,7 @@ class SessionConfig:
     memory: str | Path | None = None  # PATH, `fresh`, `none`; None: RUNS/memory.db
     perturb: tuple[str, ...] = ()  # perturbation specs KIND[:k=v,...], applied in order
     policies: dict[str, Entry] = field(default_factory=dict)  # named for this episode's trees
+    perception: str = "privileged"  # what leaves read object state from: privileged, camera
 
     def __post_init__(self) -> None:
         self.runs, self.perturb = Path(self.runs), tuple(self.perturb)
@@ -95,6 +98,20 @@ class RunRecord:
     run_dir: str
     memory: dict[str, Any] | None = None  # the store used and what consolidation did
     perturbations: tuple[str, ...] = ()  # the specs applied (docs/perturbations.md)
+    perception: str = "privileged"  # what the leaves read object state from
+    # camera perception: the simulator reads made under each declared exception
+    privileged_reads: dict[str, int] = field(default_factory=dict)
+
+
+def _outside(isolation: Isolation, reason: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` run outside the agent's isolation, under `reason`: the trace and displays, and the
+    benchmark's own goal test (the outcome, as the seeds' evaluations declare it)."""
+
+    def outside(*args: Any) -> Any:
+        with isolation.allowed(reason):
+            return fn(*args)
+
+    return outside
 
 
 def run_dir_for(runs: Path, name: str, task: str, seed: int) -> Path:
@@ -123,6 +140,7 @@ class Session:
         self.scenes = scenes
         self.entry = get_task(config.task)
         self.scene: Any = None
+        self.robot: Any = None  # what the leaves and the planner see: the scene, or its cameras
         self.perturbations: list = []
         self.wall = 0.0
         self._out: Path | None = None
@@ -130,7 +148,10 @@ class Session:
         self._store_opened = False
 
     def __enter__(self) -> Session:
+        from tether.blackboard.world import PERCEPTION, perceive
         from tether.scenes.perturbations import build, open_scene
+
+        PERCEPTION.get(self.config.perception, where="--perception: ")
 
         self.perturbations = [build(spec) for spec in self.config.perturb]
         index = self.config.index
@@ -143,8 +164,11 @@ class Session:
         try:
             self.scene = opener(self.entry, self.perturbations, init_state=index,
                                 seed=self.config.seed)
+            self.robot = perceive(self.scene, self.config.perception)
         except BaseException:
             self._policies.__exit__(None, None, None)
+            if self.scene is not None and self.scenes is None:
+                self.scene.close()
             raise
         return self
 
@@ -154,6 +178,8 @@ class Session:
                 self._store.close()
         finally:
             self._policies.__exit__(None, None, None)
+            if self.robot is not None and self.robot is not self.scene:
+                self.robot.close()
             if self.scenes is None:
                 self.scene.close()
 
@@ -202,6 +228,8 @@ class Session:
             "init_state": cfg.index, "seed": cfg.seed, "budget": self.budget,
             "params": params, "perturbations": list(applied)}) if cfg.record else None
         store = self.store
+        isolation = scene.isolation
+        reads_before = dict(isolation.reads)
         observers: list[Callable[[Tick], None]] = [EventRecorder(scene)]
         observers += [recorder] if recorder else []
         views: list[Any] = []
@@ -211,10 +239,13 @@ class Session:
                 view.__enter__()
                 views.append(view)
                 observers.append(view)
-            result = run_episode(compiled.root, scene, budget=self.budget, task=self.entry.id,
-                                 instruction=instruction, params=compiled.bindings,
-                                 observers=tuple(observers), memory=store,
-                                 services=self.services)
+            with isolation.enforced() if self.robot is not scene else contextlib.nullcontext():
+                result = run_episode(
+                    compiled.root, self.robot, budget=self.budget, task=self.entry.id,
+                    instruction=instruction, params=compiled.bindings,
+                    observers=tuple(_outside(isolation, "trace", o) for o in observers),
+                    memory=store, services=self.services,
+                    outcome=_outside(isolation, "outcome", scene.success))
         except BaseException as exc:
             if recorder is not None:
                 recorder.finish(aborted=f"{type(exc).__name__}: {exc}")
@@ -238,7 +269,10 @@ class Session:
                            init_state=cfg.index, seed=cfg.seed, params=params, result=result,
                            wall_seconds=round(time.perf_counter() - self.wall, 2),
                            run_dir=str(out), memory=consolidated,
-                           perturbations=applied)
+                           perturbations=applied, perception=cfg.perception,
+                           privileged_reads={k: v - reads_before.get(k, 0)
+                                             for k, v in isolation.reads.items()
+                                             if v > reads_before.get(k, 0)})
         (out / "result.json").write_text(json.dumps(asdict(record), indent=2) + "\n",
                                          encoding="utf-8")
         return record

@@ -1,0 +1,70 @@
+"""Camera perception (`blackboard/world.py`) on real LIBERO scenes: localization of identical
+copies, a whole episode under isolation, and objects the segmenter does not know."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tether.blackboard.world import ObjectNotFound, perceive
+from tether.errors import TetherError
+from tether.session.run import RunConfig, run
+from tether.session.session import SessionConfig
+
+DECLARED = {"static layout", "articulation", "collision geometry", "identity", "simulation",
+            "outcome", "trace"}
+LIBRARY = Path(__file__).resolve().parents[2] / "trees" / "library"
+
+
+@pytest.mark.slow
+def test_two_identical_bowls_are_told_apart_and_named_as_the_task_file_places_them():
+    from tether.scenes.libero_scene import LiberoScene
+
+    scene = LiberoScene("libero_spatial/0", init_state=0)
+    robot = perceive(scene, "camera")
+    try:
+        with scene.isolation.enforced():
+            assert robot.look() == []
+            seen = {n: robot.pose_of(n).pos for n in ("akita_black_bowl_1", "akita_black_bowl_2")}
+        for name, pos in seen.items():  # a camera pose is the middle of the box it saw
+            assert np.linalg.norm(pos - np.mean(scene.extent_of(name), axis=0)) < 0.02, name
+        assert dict(scene.isolation.reads) == {"identity": 2}
+    finally:
+        robot.close()
+        scene.close()
+
+
+@pytest.mark.slow
+def test_an_object_the_segmenter_does_not_know_is_not_found_never_guessed():
+    from tether.scenes.libero_scene import LiberoScene
+
+    scene = LiberoScene("libero_spatial_object/0", init_state=0)
+    robot = perceive(scene, "camera")
+    try:
+        with scene.isolation.enforced():
+            assert set(robot.look()) == {"black_bowl_1", "black_bowl_2", "yellow_plate_1"}
+            with pytest.raises(ObjectNotFound, match="'yellow_plate_1' is not seen by agentview"):
+                robot.pose_of("yellow_plate_1")
+    finally:
+        robot.close()
+        scene.close()
+
+
+@pytest.mark.slow
+def test_a_camera_episode_succeeds_by_the_task_test_reading_only_declared_exceptions(tmp_path):
+    record = run(RunConfig(LIBRARY / "pick_place.yaml", SessionConfig(
+        task="libero_spatial/0", init_state=1, record=False, memory="none", runs=tmp_path,
+        perception="camera")))
+    assert record.result.success and record.perception == "camera"
+    assert set(record.privileged_reads) <= DECLARED and record.privileged_reads["outcome"] == 1
+    assert "IsolationError" not in str(record.result.errors)
+
+
+def test_an_unknown_perception_mode_is_a_clear_error_before_the_scene_loads(tmp_path):
+    with pytest.raises(TetherError, match=r"--perception: unknown perception mode 'cameras' "
+                                          r"\(did you mean 'camera'\?\)"):
+        run(RunConfig(LIBRARY / "pick_place.yaml", SessionConfig(
+            task="libero_spatial/0", record=False, memory="none", runs=tmp_path,
+            perception="cameras")))
