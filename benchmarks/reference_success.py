@@ -21,7 +21,8 @@ height (`cross`), clearing the drawer's walls. Trees acting on a joint read its 
 model themselves (`at: joint`), so a turned cabinet needs no parameters.
 Objects put `on` one target stand side by side (`pick_place`'s `spot_x`): the first `SPREAD` m
 before its middle along x (nearer the robot), the last as far beyond it. The trees are analytic
-primitives on privileged poses. Each episode is a full `tether run` of that tree (no camera
+primitives on the poses `--perception` gives (privileged: the simulator's; camera: the camera
+world model, docs/perception.md). Each episode is a full `tether run` of that tree (no camera
 frames, no long-term memory) with a step budget of `--budget` per literal; success is LIBERO's
 own goal test. A task with a predicate no tree achieves is listed as "no skill", not run.
 """
@@ -176,8 +177,9 @@ def reference_for(task: str, parts: Parts | None = None) -> Reference:
 
 
 def run_reference(ref: Reference, init_states: list[int], runs: Path,
-                  budget: int = BUDGET) -> list[dict]:
-    """One episode of `ref`'s tree per init state: success, steps, error codes."""
+                  budget: int = BUDGET, perception: str = "privileged") -> list[dict]:
+    """One episode of `ref`'s tree per init state under `perception` (docs/perception.md):
+    success, steps, error codes, the simulator reads of camera runs' declared exceptions."""
     if not init_states:
         return []
     from tether.replay.recorder import FrameSettings
@@ -190,11 +192,12 @@ def run_reference(ref: Reference, init_states: list[int], runs: Path,
     for k in init_states:
         rec = run(RunConfig(path, SessionConfig(
             ref.task, seed=k, init_state=k, runs=runs, frames=FrameSettings(), memory="none",
-            record=False, budget=budget * len(ref.goal))))
+            record=False, budget=budget * len(ref.goal), perception=perception)))
         r = rec.result
         rows.append({"task": ref.task, "init_state": k, "success": bool(r.success),
                      "steps": r.steps, "errors": [e["code"] for e in r.errors],
-                     "wall": rec.wall_seconds})
+                     "wall": rec.wall_seconds, "perception": perception,
+                     "privileged_reads": rec.privileged_reads})
     return rows
 
 
@@ -257,6 +260,8 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--json", type=Path, help="also write the per-episode results here")
     ap.add_argument("--reuse", type=Path, help="episodes of an earlier --json not to run again "
                     "(same tree and budget assumed; resume a sweep, add tasks to it)")
+    ap.add_argument("--perception", choices=("privileged", "camera"), default="privileged",
+                    help="what the trees' leaves read object state from (docs/perception.md)")
     ap.add_argument("--no-run", action="store_true",
                     help="run nothing: the tables of the --reuse episodes only")
     args = ap.parse_args(argv)
@@ -273,7 +278,7 @@ def main(argv: list[str] | None = None) -> str:
         for ref in tqdm([r for r in refs if not r.missing], desc="tasks", unit="task"):
             rows += [done[ref.task, k] for k in states if (ref.task, k) in done]
             todo = [] if args.no_run else [k for k in states if (ref.task, k) not in done]
-            rows += run_reference(ref, todo, Path(runs), args.budget)
+            rows += run_reference(ref, todo, Path(runs), args.budget, args.perception)
             if args.json:
                 args.json.write_text(json.dumps(rows, indent=1))
     text = markdown(refs, rows, len(states))
