@@ -39,9 +39,11 @@ from typing import Any
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from tether.blackboard import trace_events
 from tether.errors import TetherError
 from tether.registry import Registry
 from tether.scenes.localization import LocalizeConfig, Located, Sighting, localize_instances
+from tether.scenes.projection import CameraGeometry
 from tether.scenes.robot import CLOSE, ConfigurationSpace, Hinge, Pose, Robot
 from tether.scenes.vocabulary import category_of
 
@@ -135,20 +137,43 @@ class CameraWorld:
         for name in self.names:
             if name != self.held:  # a held object moves with the hand (see `estimate`)
                 by_category.setdefault(category_of(name), []).append(name)
-        step, seen, hand = self.scene.steps, [], self.scene.eef_pose().pos
+        step, hand = self.scene.steps, self.scene.eef_pose().pos
+        seen: list[str] = []  # found this look (`updated`: and believed)
+        updated: list[str] = []
         for category, labels in by_category.items():
             found = [f for f in localize_instances(sightings, category, self.config.localize)
                      if self.held is None or _gap(hand, f.lower, f.upper) > HOLD_REACH]
             for name, located in self._assign(labels, found).items():
+                seen.append(name)
                 if not self._believed(name, located):
                     continue  # a glimpse (the arm in the way): the last estimate stands
                 self.estimates[name] = Estimate(name, located.position, located.lower,
                                                 located.upper, step, located.cameras,
                                                 _principal_yaw(located), located.points)
                 self.first.setdefault(name, self.estimates[name])
-                seen.append(name)
+                updated.append(name)
         self.looked_at, self.looks = step, self.looks + 1
-        return [n for n in self.names if n not in seen]
+        missing = [n for n in self.names if n not in seen]
+        self._report(views[0].geometry, updated, missing)
+        return missing
+
+    def _report(self, geometry: CameraGeometry, updated: list[str], missing: list[str]) -> None:
+        """A `localized` trace event: each estimate this look updated (box, and its middle's
+        pixel in the first camera's frame), the objects not seen, and the camera's geometry,
+        for the viewer's overlay."""
+        def r(v: np.ndarray) -> list[float]:
+            return [round(float(x), 4) for x in v]
+
+        objects = {}
+        for name in updated:
+            e = self.estimates[name]
+            objects[name] = {"pos": r(e.position), "lower": r(e.lower), "upper": r(e.upper),
+                             "px": r(geometry.project(e.position[None])[0][0]),
+                             "cameras": list(e.cameras)}
+        trace_events.emit("localized", "camera world", objects=objects, missing=missing,
+                          camera={"name": geometry.camera, "size": list(geometry.size),
+                                  "focal": geometry.focal, "position": r(geometry.position),
+                                  "rotation": [r(row) for row in geometry.rotation]})
 
     def _believed(self, name: str, located: Located) -> bool:
         """Whether a sighting replaces the last estimate: any first one; later, one with at least

@@ -197,3 +197,33 @@ def test_a_libero_run_with_frames_replays_in_the_viewer(browser, tmp_path):
         assert page.locator("#frame-list img").count() == 2
         page.screenshot(path=str(ARTIFACTS / "viewer_libero.png"))
         page.close()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_a_camera_run_shows_what_perception_saw_beside_the_truth(browser, tmp_path):
+    from tether.replay.recorder import FrameSettings
+    from tether.session.run import RunConfig, run
+    from tether.session.session import SessionConfig
+    from tether.trees.compiler import LIBRARY
+
+    record = run(RunConfig(LIBRARY / "pick_place.yaml", SessionConfig(
+        "libero_spatial/0", init_state=1, runs=tmp_path, memory="none", perception="camera",
+        frames=FrameSettings(cameras=("agentview",), every=20), budget=30)))
+    run_dir = Path(record.run_dir)
+    records = read_trace(run_dir)
+    looked = [r for r in records if r["k"] == "tick" and any(
+        e["kind"] == "localized" for e in r.get("events", []))]
+    first = next(e for e in looked[0]["events"] if e["kind"] == "localized")
+    errors = {name: o["error_cm"] for name, o in first["objects"].items()}
+    assert set(errors) == {"akita_black_bowl_1", "akita_black_bowl_2", "cookies_1",
+                           "glazed_rim_porcelain_ramekin_1", "plate_1"}
+    assert max(errors.values()) < 2.0 and looked[0].get("frames")
+    with Background(run_dir) as url:
+        page = open_page(browser, url)
+        scrub(page, looked[0]["t"])
+        assert page.locator("#frame-list svg.perceived circle.estimate").count() == 5
+        assert page.locator("#frame-list svg.perceived circle.truth").count() == 5
+        assert "localized akita_black_bowl_1" in page.locator("#tick-events").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "viewer_camera_perception.png"))
+        page.close()

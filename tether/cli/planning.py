@@ -112,7 +112,7 @@ def do(instruction: Instruction, task: Task, backend: Backend = "memory", model:
     out.print(f"{verdict}  \"{instruction}\" on {record.task} (planned by {planned.planner}"
               + (f", verified by {services.verifier.name}" if services.verifier else "")
               + (f", diagnosed by {services.diagnoser.name}" if services.diagnoser else "")
-              + f"), {r.steps} steps", markup=True)
+              + f", {record.perception} perception), {r.steps} steps", markup=True)
     for e in r.errors[-3:]:
         out.print(f"  error {e['code']} at step {e['step']} in '{e['node']}': {e['message']}")
     out.print(f"  run files: {record.run_dir}/ (plan.json, tree.txt, trace.jsonl)")

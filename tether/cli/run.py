@@ -121,7 +121,9 @@ def run(
     if rollout and record_dataset:
         append_episode(record_dataset, rollout.frames, r.success)
     verdict = "[bold green]SUCCESS[/]" if r.success else "[bold red]FAILURE[/]"
-    out.print(f"{verdict}  task {record.task} (init state {record.init_state})", markup=True)
+    seen_by = "" if record.perception == "privileged" else f", {record.perception} perception"
+    out.print(f"{verdict}  task {record.task} (init state {record.init_state}{seen_by})",
+              markup=True)
     if record.perturbations:
         out.print(f"  perturbed by {', '.join(record.perturbations)}: \"{record.instruction}\"")
     out.print(f"  tree {r.tree_status} ({'finished' if r.ended_by == 'tree' else 'budget spent'}),"

@@ -42,6 +42,7 @@ from tether.errors import TetherError
 from tether.replay.trace import FORMAT, FRAMES_DIR, jsonable
 from tether.replay.writer import TraceWriter
 from tether.scenes.cameras import Capture
+from tether.scenes.projection import CameraGeometry
 from tether.scenes.robot import Robot
 from tether.trees.episode import EpisodeResult, Tick
 
@@ -228,8 +229,24 @@ class Recorder:
         for error in history[self.errors:]:
             events.append({"kind": "error", **jsonable(error)})
         self.errors = len(history)
-        events.extend(jsonable(e) for e in trace_events.drain())
+        events.extend(jsonable(self._with_truth(e)) for e in trace_events.drain())
         return events
+
+    def _with_truth(self, event: dict[str, Any]) -> dict[str, Any]:
+        """A camera world's `localized` event with the simulator's truth beside each estimate:
+        the middle of the object's box, its pixel, and the error in cm (the recorder sees the
+        scene; the leaves did not)."""
+        if event.get("kind") != "localized":
+            return event
+        cam = event["camera"]
+        geometry = CameraGeometry(cam["name"], tuple(cam["size"]), cam["focal"],
+                                  np.array(cam["position"]), np.array(cam["rotation"]))
+        for name, seen in event["objects"].items():
+            truth = np.mean(self.robot.extent_of(name), axis=0)
+            seen["truth"] = [round(float(x), 4) for x in truth]
+            seen["truth_px"] = [round(float(x), 2) for x in geometry.project(truth[None])[0][0]]
+            seen["error_cm"] = round(float(np.linalg.norm(truth - seen["pos"])) * 100, 2)
+        return event
 
     def _blackboard(self) -> tuple[dict[str, Any], list[str]]:
         written: dict[str, Any] = {}

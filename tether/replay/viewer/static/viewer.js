@@ -90,6 +90,11 @@
     if (e.kind === "recovery") text += ` (after '${nodeName(e.after)}' failed)`;
     if (e.kind === "retry") text += ` (failure ${e.failures})`;
     if (e.feedback && e.kind === "failure") text += `: ${e.feedback}`;
+    if (e.kind === "localized") {
+      const seen = Object.entries(e.objects).map(([n, o]) =>
+        o.error_cm === undefined ? n : `${n} ${o.error_cm.toFixed(1)} cm`);
+      text = `localized ${seen.join(", ")}` + (e.missing.length ? `; not seen: ${e.missing.join(", ")}` : "");
+    }
     return text;
   }
 
@@ -208,9 +213,39 @@
       img.dataset.camera = cam;
       const cap = document.createElement("figcaption");
       cap.textContent = `${cam} · tick ${entry[0]}` + (entry[0] === t ? "" : ` (${t - entry[0]} ticks before)`);
-      fig.append(img, cap);
+      fig.append(img);
+      const seen = localizedAt(entry[0], cam);
+      if (seen) fig.append(overlay(seen));
+      fig.append(cap);
       list.appendChild(fig);
     }
+  }
+
+  // what camera perception saw at that tick: its estimates (filled) and the truth (rings)
+  function localizedAt(t, cam) {
+    const rec = tickRecord(t);
+    return (rec && rec.events || []).find((e) => e.kind === "localized" && e.camera.name === cam);
+  }
+  function overlay(e) {
+    const ns = "http://www.w3.org/2000/svg";
+    const [h, w] = e.camera.size;
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+    svg.setAttribute("class", "perceived");
+    const dot = (px, cls, title) => {
+      const c = document.createElementNS(ns, "circle");
+      c.setAttribute("cx", px[0]); c.setAttribute("cy", px[1]); c.setAttribute("r", 2.5);
+      c.setAttribute("class", cls);
+      const tip = document.createElementNS(ns, "title");
+      tip.textContent = title;
+      c.appendChild(tip);
+      svg.appendChild(c);
+    };
+    for (const [name, o] of Object.entries(e.objects)) {
+      if (o.truth_px) dot(o.truth_px, "truth", `${name}: simulator's truth`);
+      dot(o.px, "estimate", `${name}: seen` + (o.error_cm === undefined ? "" : `, ${o.error_cm.toFixed(1)} cm off`));
+    }
+    return svg;
   }
 
   function showBlackboard(t) {
