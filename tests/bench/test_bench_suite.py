@@ -33,7 +33,10 @@ def test_shipped_suites_name_library_trees_so_they_load_from_any_directory(tmp_p
     assert {a.name: a.file for a in suite.arms} == {
         name: LIBRARY / f"{tree}.yaml" for name, tree in [
             ("analytic", "pick_place"), ("memory", "recall_pick_place"),
-            ("harness", "vla_pick_place"), ("bare", "vla_bare")]}
+            ("harness", "vla_pick_place"), ("bare", "vla_bare"),
+            ("analytic_camera", "pick_place"), ("harness_camera", "vla_pick_place")]}
+    assert {a.name for a in suite.arms if a.perception == "camera"} == {"analytic_camera",
+                                                                       "harness_camera"}
     assert suite.skipped == {}
     assert load_suite("long_horizon", tmp_path).skipped == {
         "planned": "arm 'planned' skipped: chain_pick_place does not exist yet"}
