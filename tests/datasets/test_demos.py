@@ -73,6 +73,13 @@ def test_tree_with_episodes_is_a_clear_error(tmp_path):
     assert not (tmp_path / "d").exists()
 
 
+def test_a_tree_option_without_tree_is_a_clear_error(tmp_path):
+    result = tether("collect", TASK, "--budget", "50", "--out", str(tmp_path / "d"))
+    assert result.exit_code == 2
+    assert "--budget applies to whole-task demonstrations; give --tree TREE too" in result.output
+    assert not (tmp_path / "d").exists()
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--tree", "pick_plac"], "--tree pick_plac: no such file and no library tree of that "
                               "name (did you mean 'pick_place'?)"),

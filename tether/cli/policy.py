@@ -36,8 +36,9 @@ def collect(
              "rerunning resumes.")] = None,
     episodes: Annotated[int | None, typer.Option(
         min=1, help="Successful staged grasps to record (default 40; not with --tree).")] = None,
-    init_states: Annotated[int, typer.Option(
-        min=1, help="With --tree: init states per task, from --first-init-state.")] = 40,
+    init_states: Annotated[int | None, typer.Option(
+        min=1, help="With --tree: init states per task, from --first-init-state (default 40)."
+    )] = None,
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder (new; with "
                                                              "--tree also one to resume).")] = Path(
         "data/grasp"),
@@ -47,9 +48,9 @@ def collect(
     size: Annotated[int, typer.Option(min=16, help="Image height and width (px).")] = 64,
     first_init_state: Annotated[int, typer.Option(help="Init state of the first episode of "
                                                        "each task.")] = 0,
-    language: Annotated[str, typer.Option(
+    language: Annotated[str | None, typer.Option(
         help="With --tree: the embedder whose embedding of the instruction is recorded as "
-             "observation.environment_state (minilm), or none.")] = "minilm",
+             "observation.environment_state (default minilm), or none.")] = None,
     budget: Annotated[int | None, typer.Option(
         min=1, help="With --tree: step budget per episode (default: the task's step cap).")
     ] = None,
@@ -70,9 +71,16 @@ def collect(
         if episodes is not None:
             raise TetherError("--episodes counts staged grasps; with --tree give --init-states "
                               "(every init state is attempted once, the successes kept)")
-        collect_demos(tasks, tree, out_dir, specs, init_states, first_init_state,
+        language = language or "minilm"
+        collect_demos(tasks, tree, out_dir, specs, init_states or 40, first_init_state,
                       None if language == "none" else language, budget, seed)
         return
+    given = [f"--{name}" for name, value in (("init-states", init_states),
+                                            ("language", language), ("budget", budget))
+             if value is not None]
+    if given:
+        raise TetherError(f"{given[0]} applies to whole-task demonstrations; give --tree TREE "
+                          "too")
     from tether.datasets.collect import collect as run_collect
 
     total = episodes or 40
