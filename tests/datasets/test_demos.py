@@ -107,6 +107,12 @@ def test_resuming_with_other_settings_is_a_clear_error(tmp_path):
                                  budget=50))
 
 
+def test_a_library_tree_is_recorded_by_name_so_another_checkout_resumes(tmp_path):
+    own = tmp_path / "mine.yaml"
+    assert DemoConfig(tasks=[TASK], root=tmp_path).recipe()["tree"] == "pick_place"
+    assert DemoConfig(tasks=[TASK], root=tmp_path, tree=own).recipe()["tree"] == str(own)
+
+
 def kept(output: str) -> tuple[int, int, int]:
     match = re.search(r"(\d+) of (\d+) attempts kept \((\d+) made before", output)
     assert match, output

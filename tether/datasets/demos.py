@@ -61,9 +61,11 @@ class DemoConfig:
     seed: int = 0
 
     def recipe(self) -> dict[str, Any]:
-        """What must stay the same for episodes to belong in one dataset."""
-        return {"tree": str(self.tree), "cameras": [[c.camera, list(c.size), c.key]
-                                                    for c in self.cameras],
+        """What must stay the same for episodes to belong in one dataset (a library tree by
+        its name, so another checkout resumes the same recording)."""
+        in_library = self.tree.resolve().parent == LIBRARY.resolve()
+        return {"tree": self.tree.stem if in_library else str(self.tree),
+                "cameras": [[c.camera, list(c.size), c.key] for c in self.cameras],
                 "language": self.language, "budget": self.budget, "seed": self.seed}
 
 
