@@ -128,3 +128,20 @@ def test_an_unknown_embedder_in_a_language_file_is_a_located_error(tmp_path):
         Language.load(tmp_path)
     assert str(caught.value).startswith(f"{tmp_path / 'language.json'}: unknown embedder "
                                         "'minilmm' (did you mean 'minilm'?)")
+
+
+@pytest.mark.slow
+def test_the_language_conditioned_checkpoint_runs_as_the_bare_arm_of_a_task(straight, tmp_path):
+    """`vla_task` drives the checkpoint from the start pose with the task's instruction until
+    the task's own goal (here: until its 4-step budget, the policy being untrained)."""
+    from typer.testing import CliRunner
+
+    from tether.cli.main import app
+    from tether.trees.compiler import LIBRARY
+
+    result = CliRunner().invoke(app, [
+        "run", str(LIBRARY / "vla_task.yaml"), "--task", "libero_object/0", "--init-state",
+        "40", "--policy", f"act={straight}", "--with", "policy=act", "--with", "steps=4",
+        "--no-record", "--memory", "none", "--runs", str(tmp_path), "--lines"])
+    assert ("error BUDGET_EXHAUSTED at step 4 in 'act end to end': task_success() not reached "
+            "after 4 steps (2 chunks)") in result.output, result.output
