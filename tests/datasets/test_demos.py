@@ -96,6 +96,15 @@ def test_mistakes_are_one_error_before_anything_is_written(tmp_path, args, messa
     assert "Traceback" not in result.output and not out.exists()
 
 
+def test_a_folder_that_is_not_a_dataset_is_refused_as_out(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(TetherError) as caught:
+        collect_demos(DemoConfig(tasks=[TASK], root=tmp_path, cameras=CAMERAS, language=None))
+    assert str(caught.value) == (f"{tmp_path} exists and is not a LeRobotDataset; give --out a "
+                                 "new folder or one tether recorded")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
 def test_resuming_with_other_settings_is_a_clear_error(tmp_path):
     root = tmp_path / "demos"
     (root / "meta").mkdir(parents=True)

@@ -180,7 +180,7 @@ def collect_demos(config: DemoConfig, progress: Callable[[Attempt, int, int], No
     features = rollout.features()  # loads the embedder: an unknown name fails here
     root = config.root
     check_recipe(root, config)
-    check_target(root, features)
+    check_target(root, features, option="--out")
     if not (root / "meta" / "info.json").is_file():
         create_dataset(root, features)
         if language is not None:

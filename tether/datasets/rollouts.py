@@ -110,10 +110,11 @@ def load_frames(path: Path) -> list[dict[str, Any]]:
             for i in range(n)]
 
 
-def check_target(root: Path, wanted: dict[str, dict[str, Any]] | None = None) -> None:
+def check_target(root: Path, wanted: dict[str, dict[str, Any]] | None = None, *,
+                 option: str = "--record-dataset") -> None:
     """A TetherError, before any episode runs, when `root` cannot take tether's rollouts (with
     `wanted` features, default `rollout_features()`): a folder that is not a LeRobotDataset, or
-    one with other features."""
+    one with other features. `option` is what the message tells the user to change."""
     import json
 
     from lerobot.utils.constants import DEFAULT_FEATURES  # lerobot's own columns
@@ -130,10 +131,10 @@ def check_target(root: Path, wanted: dict[str, dict[str, Any]] | None = None) ->
                 have[k].get("dtype") != v["dtype"]
                 or list(have[k].get("shape", ())) != list(v["shape"]) for k, v in wanted.items()):
             raise TetherError(f"{root} is a LeRobotDataset with other features; give "
-                              "--record-dataset a new folder or one tether recorded")
+                              f"{option} a new folder or one tether recorded")
     elif root.is_file() or (root.is_dir() and any(root.iterdir())):
-        raise TetherError(f"{root} exists and is not a LeRobotDataset; give --record-dataset a "
-                          "new folder or one tether recorded")
+        raise TetherError(f"{root} exists and is not a LeRobotDataset; give {option} a new "
+                          "folder or one tether recorded")
 
 
 def create_dataset(root: Path, wanted: dict[str, dict[str, Any]]) -> None:
