@@ -169,3 +169,16 @@ def test_a_failed_episode_is_recorded_in_the_ledger_and_not_in_the_dataset(tmp_p
     assert [(a.success, a.steps, a.episode) for a in read_ledger(root)] == [(False, 20, None)]
     info = json.loads((root / "meta" / "info.json").read_text(encoding="utf-8"))
     assert (info["total_episodes"], info["total_frames"]) == (0, 0)
+
+
+@pytest.mark.slow
+def test_a_task_the_tree_cannot_do_is_a_failed_attempt_not_the_end_of_the_recording(tmp_path):
+    """libero_goal/0's goal is open(...): nothing binds pick_place's object and target."""
+    root = tmp_path / "demos"
+    report = collect_demos(DemoConfig(tasks=["libero_goal/0"], root=root, init_states=1,
+                                      cameras=CAMERAS, language=None))
+    [attempt] = report.attempts
+    assert (attempt.success, attempt.steps, attempt.episode) == (False, 0, None)
+    assert "missing required parameter 'object' of 'pick_place'" in attempt.errors[0]
+    assert report.episodes == 0 and read_ledger(root) == [attempt]
+

@@ -7,7 +7,9 @@ goal, privileged perception, no trace, no long-term memory, the task's own step 
 control step, the images rendered before the step, the 8-D state, the 7-D command the robot
 actually applied through the command slot, the instruction, the commanding leaf, and with a
 `language` the instruction's embedding as `observation.environment_state`
-(`tether.models.language`). Only episodes whose task goal holds at the end are kept.
+(`tether.models.language`). Only episodes whose task goal holds at the end are kept; an attempt
+the tree cannot make (a `TetherError`, e.g. a goal it does not bind) is a failed one, its
+message kept as its error.
 
 Attempts run init state by init state over `init_states` for every task, in blocks of `BLOCK`
 init states per task (task 0 states 0-4, task 1 states 0-4, ..., task 0 states 5-9, ...), so a
@@ -205,16 +207,19 @@ def collect_demos(config: DemoConfig, progress: Callable[[Attempt, int, int], No
                 session = SessionConfig(task.id, seed=config.seed, init_state=state,
                                         budget=config.budget, runs=Path(runs), record=False,
                                         memory="none")
-                record = run(RunConfig(config.tree, session), scenes=scenes,
-                             observers=(rollout.start,))
-                result = record.result
-                attempt = Attempt(task.id, state, bool(result.success), result.steps,
-                                  round(time.perf_counter() - t0, 1),
-                                  held if result.success else None,
-                                  [str(e.get("code")) for e in result.errors])
+                try:
+                    result = run(RunConfig(config.tree, session), scenes=scenes,
+                                 observers=(rollout.start,)).result
+                    attempt = Attempt(task.id, state, bool(result.success), result.steps,
+                                      round(time.perf_counter() - t0, 1),
+                                      held if result.success else None,
+                                      [str(e.get("code")) for e in result.errors])
+                except TetherError as exc:  # e.g. a goal the tree does not bind: a failure
+                    attempt = Attempt(task.id, state, False, 0,
+                                      round(time.perf_counter() - t0, 1), None, [str(exc)])
                 ledger.write(json.dumps(asdict(attempt)) + "\n")
                 ledger.flush()
-                if result.success:
+                if attempt.success:
                     append_episode(root, rollout.frames, True, features)
                     held += 1
                 made.append(attempt)
