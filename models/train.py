@@ -370,5 +370,7 @@ def write_card(out: Path) -> None:
     ]
     success = out / "success.md"
     lines.append(success.read_text(encoding="utf-8").strip() if success.exists() else
-                 "Not measured yet: run `benchmarks/vla_grasp.py`.")
+                 "Not measured yet: run " + (
+                     "the held-out suite of docs/policies.md (A fair end-to-end baseline)."
+                     if demos else "`benchmarks/vla_grasp.py`."))
     (out / CARD).write_text("\n".join(lines) + "\n", encoding="utf-8")
