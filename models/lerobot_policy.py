@@ -6,7 +6,10 @@ adapter maps the robot to the checkpoint's input features and back:
 - each image feature `observation.images.KEY` is rendered from the robot camera KEY stands for
   (LIBERO's names: `image` is the agent view, `image2` the wrist; also `agentview`, `wrist`, ...)
   at the feature's size, in LIBERO's image convention (`tether.models.observation`);
-- `observation.state` is the 8-D LIBERO state; the instruction goes in as `task`;
+- `observation.state` is the 8-D LIBERO state; the instruction goes in as `task`, and, when
+  the checkpoint takes `observation.environment_state` and names a `Language` (its
+  `language.json`, written by `tether train`), as that feature: the instruction's embedding
+  (`tether.models.language`), as it was recorded in the training data;
 - normalisation is the checkpoint's own (its saved pre/post-processors, loaded with lerobot's
   `make_pre_post_processors(..., pretrained_path=...)`);
 - `infer` returns the first `n_action_steps` (default: the checkpoint's) rows of the
@@ -25,6 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from tether.errors import TetherError, did_you_mean
+from tether.models.language import FEATURE as LANGUAGE_FEATURE
+from tether.models.language import Language
 from tether.models.observation import CameraSpec, Observation
 from tether.models.policy import Policy, PolicyConfig
 from tether.scenes.robot import Robot
@@ -96,6 +101,21 @@ class LerobotPolicy:
             raise TetherError(f"{path}: observation.state has shape {tuple(state.shape)}; tether "
                               "feeds LIBERO's 8-D state (eef pos, axis-angle, 2 fingers)")
         self.uses_state = state is not None
+        self.language = Language.load(path)
+        if LANGUAGE_FEATURE in cfg.input_features:
+            if self.language is None:
+                raise TetherError(f"{path}: the policy takes {LANGUAGE_FEATURE} but the "
+                                  "checkpoint has no language.json naming the embedder that "
+                                  "made it; train it with `tether train` on a dataset from "
+                                  "`tether collect --tree`")
+            want = tuple(cfg.input_features[LANGUAGE_FEATURE].shape)
+            if want != (self.language.dim,):
+                raise TetherError(f"{path}: {LANGUAGE_FEATURE} has shape {want}, but the "
+                                  f"{self.language.embedder} embedder gives "
+                                  f"({self.language.dim},)")
+        elif self.language is not None:
+            raise TetherError(f"{path}: language.json names an embedder but the policy takes "
+                              f"no {LANGUAGE_FEATURE}")
         self.path = path
         self.latencies: list[float] = []
 
@@ -120,6 +140,8 @@ class LerobotPolicy:
             batch[IMAGE_PREFIX + spec.key] = image
         if self.uses_state:
             batch[STATE] = torch.from_numpy(np.asarray(obs.state, dtype=np.float32))
+        if self.language is not None:
+            batch[LANGUAGE_FEATURE] = torch.from_numpy(self.language.vector(obs.instruction))
         with torch.inference_mode():
             chunk = self.model.predict_action_chunk(self.pre(batch))
             chunk = self.post(chunk)

@@ -9,7 +9,20 @@ stored in float16 (the ResNet-18 alone is 45 MB in float32); lerobot loads them 
 model. A model card (README.md) records the data, the command, the steps, the loss curve and the
 training time; `benchmarks/vla_grasp.py` adds the measured success.
 
+Training resumes. Every `save_every` steps (and when it ends or is interrupted) the checkpoint,
+its card and `training_state.pt` are written (atomically: a kill never leaves half a file): the
+float32 weights, the optimiser's state, the step, the loss curve, the time spent and torch's RNG.
+Batches come in a fixed order (epoch `e` is the permutation seeded `seed + e`), so `resume=True`
+continues from the saved step with the batches, dropout draws and loss curve the run would have
+had without the interruption; the dataset must be the one training started on (same frame
+count). `training_state.pt` is for resuming only: a committed checkpoint leaves it out.
+
+A dataset with `observation.environment_state` and a `meta/language.json` (what `tether
+collect --tree` records) trains a language-conditioned policy: the `Language` is copied into
+the checkpoint, and `LerobotPolicy` embeds the instruction the same way at run time.
+
     report = train(TrainConfig(dataset=Path("data/grasp"), out=Path("models/checkpoints/x")))
+    report = train(TrainConfig(..., steps=4000, resume=True))   # from the last save
 """
 
 from __future__ import annotations
@@ -24,7 +37,7 @@ from tether.errors import TetherError
 
 CARD = "README.md"
 TRAINING = "training.json"
-
+STATE = "training_state.pt"
 
 
 class LossCurve:
@@ -43,6 +56,35 @@ class LossCurve:
             self.points.append((step, round(self._sum / self._count, 4)))
             self._sum, self._count = 0.0, 0
 
+    def state(self) -> dict:
+        """The points and the open stretch, for `restore`."""
+        return {"points": [list(p) for p in self.points], "sum": self._sum, "count": self._count}
+
+    def restore(self, state: dict) -> None:
+        self.points = [tuple(p) for p in state["points"]]
+        self._sum, self._count = state["sum"], state["count"]
+
+
+class BatchOrder:
+    """Index batches of a dataset of `n` frames from optimisation step `start` on: epoch `e` is
+    the permutation of torch's generator seeded `seed + e`, cut into full batches."""
+
+    def __init__(self, n: int, batch_size: int, seed: int, start: int = 0) -> None:
+        self.n, self.batch_size, self.seed, self.start = n, batch_size, seed, start
+        self.per_epoch = n // batch_size
+
+    def __iter__(self):
+        import torch
+
+        epoch, first = divmod(self.start, self.per_epoch)
+        while True:
+            order = torch.randperm(self.n, generator=torch.Generator().manual_seed(
+                self.seed + epoch)).tolist()
+            for i in range(first, self.per_epoch):
+                yield order[i * self.batch_size:(i + 1) * self.batch_size]
+            epoch, first = epoch + 1, 0
+
+
 @dataclass
 class TrainConfig:
     dataset: Path
@@ -58,7 +100,27 @@ class TrainConfig:
     use_vae: bool = False  # the scripted expert's demonstrations are unimodal
     seed: int = 0
     threads: int = 2
+    save_every: int = 100  # steps between saves
+    resume: bool = False  # continue from `out`'s training_state.pt
     command: str = ""  # how it was invoked, for the model card
+
+    def __post_init__(self) -> None:
+        self.dataset, self.out = Path(self.dataset), Path(self.out)
+        if min(self.steps, self.batch_size, self.chunk_size, self.n_action_steps,
+               self.save_every, self.threads) < 1:
+            raise TetherError("steps, batch size, chunk size, n_action_steps, save_every and "
+                              "threads are at least 1")
+        if not self.lr > 0:
+            raise TetherError(f"the learning rate must be positive, not {self.lr}")
+
+    def recipe(self) -> dict:
+        """What must not change when a run resumes (`steps` may grow, `threads` change)."""
+        return {"dataset": str(self.dataset.resolve()), "batch_size": self.batch_size,
+                "lr": self.lr, "chunk_size": self.chunk_size,
+                "n_action_steps": self.n_action_steps, "dim_model": self.dim_model,
+                "dim_feedforward": self.dim_feedforward,
+                "n_encoder_layers": self.n_encoder_layers, "use_vae": self.use_vae,
+                "seed": self.seed}
 
 
 @dataclass
@@ -71,6 +133,7 @@ class TrainReport:
     parameters: int
     size_mb: float
     loss: list[tuple[int, float]] = field(default_factory=list)  # (step, mean loss since last)
+    resumed_from: int = 0  # the step this call started at
 
 
 def act_config(config: TrainConfig, features: dict):
@@ -91,36 +154,102 @@ def act_config(config: TrainConfig, features: dict):
 
 def train(config: TrainConfig, progress: Callable[[int, float], None] | None = None
           ) -> TrainReport:
-    """Train, save the checkpoint and its model card in `config.out`; `progress(step, loss)` is
-    called after every optimisation step."""
+    """Train (or, with `config.resume`, continue) and save the checkpoint, its model card and
+    the training state in `config.out`; `progress(step, loss)` is called after every
+    optimisation step."""
     check_dataset(config.dataset)
+    state_path = config.out / STATE
+    if config.resume and not state_path.is_file():
+        raise TetherError(f"{config.out} has no {STATE} to resume from; train without --resume")
+    if not config.resume and state_path.is_file():
+        raise TetherError(f"{config.out} holds a training run; give --resume to continue it or "
+                          "another --out")
     import torch
     from lerobot.datasets.lerobot_dataset import LeRobotDataset, LeRobotDatasetMetadata
     from lerobot.policies.act.modeling_act import ACTPolicy
     from lerobot.policies.factory import make_pre_post_processors
     from lerobot.utils.feature_utils import dataset_to_policy_features
 
+    from tether.models.language import FEATURE as LANGUAGE_FEATURE
+    from tether.models.language import Language
+
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    start = time.perf_counter()
     meta = LeRobotDatasetMetadata(f"tether/{config.dataset.name}", root=config.dataset)
+    language = Language.load(config.dataset / "meta")
+    if (LANGUAGE_FEATURE in meta.features) != (language is not None):
+        raise TetherError(f"{config.dataset}: {LANGUAGE_FEATURE} and meta/language.json go "
+                          "together (the file names the embedder that made the feature)")
     cfg = act_config(config, dataset_to_policy_features(meta.features))
     dataset = LeRobotDataset(f"tether/{config.dataset.name}", root=config.dataset,
                              delta_timestamps={"action": [i / meta.fps
                                                           for i in range(config.chunk_size)]})
-    policy = ACTPolicy(cfg)
-    policy.train()
-    preprocessor, postprocessor = make_pre_post_processors(cfg, dataset_stats=meta.stats)
-    optimiser = torch.optim.AdamW(policy.get_optim_params(), lr=config.lr, weight_decay=1e-4)
-    loader = torch.utils.data.DataLoader(dataset, batch_size=config.batch_size, shuffle=True,
-                                         drop_last=True, num_workers=0)
-    if len(loader) == 0:  # drop_last: no full batch, so the loop below would never step
+    if len(dataset) < config.batch_size:  # full batches only: the loop would never step
         raise TetherError(f"{config.dataset} has {len(dataset)} frames, fewer than one batch "
                           f"({config.batch_size}); lower --batch-size or collect more episodes")
-    curve, step = LossCurve(config.steps, 20), 0
-    while step < config.steps:
-        for batch in loader:
-            loss, _ = policy.forward(preprocessor(batch))
+    policy = ACTPolicy(cfg)
+    preprocessor, postprocessor = make_pre_post_processors(cfg, dataset_stats=meta.stats)
+    optimiser = torch.optim.AdamW(policy.get_optim_params(), lr=config.lr, weight_decay=1e-4)
+    curve, step, spent = LossCurve(config.steps, 20), 0, 0.0
+    if config.resume:
+        state = torch.load(state_path, map_location="cpu", weights_only=False)
+        changed = [k for k, v in config.recipe().items() if state["recipe"].get(k) != v]
+        if changed:
+            was = ", ".join(str(state["recipe"].get(k)) for k in changed)
+            raise TetherError(f"{state_path}: the run was started with other "
+                              f"{', '.join(changed)} ({was}); resume with the same options or "
+                              "train afresh into another --out")
+        if state["frames"] != len(dataset):
+            raise TetherError(f"{config.dataset} has {len(dataset)} frames, but the run in "
+                              f"{config.out} started on {state['frames']}; train afresh into "
+                              "another --out")
+        policy.load_state_dict(state["model"])
+        optimiser.load_state_dict(state["optimiser"])
+        curve.restore(state["loss"])
+        step, spent = state["step"], state["seconds"]
+    resumed = step
+    batches = iter(torch.utils.data.DataLoader(
+        dataset, batch_sampler=BatchOrder(len(dataset), config.batch_size, config.seed, step),
+        num_workers=0))  # creating the iterator draws from torch's RNG: restore it after
+    if config.resume:
+        torch.set_rng_state(state["rng"])
+    config.out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    report: TrainReport | None = None
+
+    def save() -> None:
+        nonlocal report
+        if report is not None and report.steps == step:
+            return
+        seconds = spent + time.perf_counter() - start
+        atomic_save(torch, {"recipe": config.recipe(), "frames": len(dataset),
+                            "model": policy.state_dict(),
+                            "optimiser": optimiser.state_dict(), "step": step,
+                            "seconds": seconds, "loss": curve.state(),
+                            "rng": torch.get_rng_state()}, state_path)
+        half = {k: v.half() if v.is_floating_point() else v
+                for k, v in policy.state_dict().items()}
+        policy.save_pretrained(config.out, state_dict=half)
+        preprocessor.save_pretrained(config.out)
+        postprocessor.save_pretrained(config.out)
+        if language is not None:
+            language.save(config.out)
+        size = sum(p.stat().st_size for p in config.out.iterdir()
+                   if p.is_file() and p.name != STATE) / 1e6
+        report = TrainReport(out=str(config.out), steps=step, seconds=round(seconds, 1),
+                             episodes=meta.total_episodes, frames=meta.total_frames,
+                             parameters=sum(p.numel() for p in policy.parameters()),
+                             size_mb=round(size, 2), loss=list(curve.points),
+                             resumed_from=resumed)
+        (config.out / TRAINING).write_text(json.dumps(
+            {"config": {k: str(v) for k, v in asdict(config).items()}, "report": asdict(report),
+             "dataset": dataset_summary(config.dataset)}, indent=2) + "\n", encoding="utf-8")
+        write_card(config.out)
+
+    policy.train()
+    try:
+        while step < config.steps:
+            loss, _ = policy.forward(preprocessor(next(batches)))
             optimiser.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 10.0)
@@ -129,25 +258,20 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
             curve.add(step, loss.item())
             if progress:
                 progress(step, loss.item())
-            if step >= config.steps:
-                break
-    seconds = time.perf_counter() - start
-    policy.eval()
-    config.out.mkdir(parents=True, exist_ok=True)
-    half = {k: v.half() if v.is_floating_point() else v for k, v in policy.state_dict().items()}
-    policy.save_pretrained(config.out, state_dict=half)
-    preprocessor.save_pretrained(config.out)
-    postprocessor.save_pretrained(config.out)
-    size = sum(p.stat().st_size for p in config.out.iterdir() if p.is_file()) / 1e6
-    report = TrainReport(out=str(config.out), steps=step, seconds=round(seconds, 1),
-                         episodes=meta.total_episodes, frames=meta.total_frames,
-                         parameters=sum(p.numel() for p in policy.parameters()),
-                         size_mb=round(size, 2), loss=curve.points)
-    (config.out / TRAINING).write_text(json.dumps(
-        {"config": {k: str(v) for k, v in asdict(config).items()}, "report": asdict(report),
-         "dataset": dataset_summary(config.dataset)}, indent=2) + "\n", encoding="utf-8")
-    write_card(config.out)
+            if step % config.save_every == 0:
+                save()
+    finally:
+        policy.eval()
+        save()
+    assert report is not None  # save() ran in the finally clause
     return report
+
+
+def atomic_save(torch, obj: dict, path: Path) -> None:
+    """`torch.save` to a temporary file renamed over `path`: a kill leaves the old file."""
+    tmp = path.with_suffix(".tmp")
+    torch.save(obj, tmp)
+    tmp.replace(path)
 
 
 def check_dataset(root: Path) -> None:
@@ -177,7 +301,7 @@ def dataset_summary(root: Path) -> dict:
     return {"root": str(root), "episodes": info["total_episodes"], "frames": info["total_frames"],
             "fps": info["fps"], "features": {k: v["shape"] for k, v in info["features"].items()
                                              if k.startswith(("observation", "action"))},
-            "tasks": tasks, "collect": collect_meta(root)}
+            "tasks": tasks, "collect": collect_meta(root), "demos": demos_meta(root)}
 
 
 def collect_meta(root: Path) -> dict:
@@ -186,14 +310,38 @@ def collect_meta(root: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
+def demos_meta(root: Path) -> dict:
+    """What `tether collect --tree` recorded (its recipe, and per task the init states attempted
+    and kept, from meta/tether_demos.json and .jsonl), if anything."""
+    recipe, ledger = root / "meta" / "tether_demos.json", root / "meta" / "tether_demos.jsonl"
+    if not recipe.exists():
+        return {}
+    tasks: dict[str, dict] = {}
+    for line in ledger.read_text(encoding="utf-8").splitlines() if ledger.exists() else ():
+        attempt = json.loads(line)
+        row = tasks.setdefault(attempt["task"], {"attempted": [], "kept": 0, "seconds": 0.0})
+        row["attempted"].append(attempt["init_state"])
+        row["kept"] += bool(attempt["success"])
+        row["seconds"] += attempt["seconds"]
+    for row in tasks.values():
+        row["init_states"] = f"{min(row['attempted'])}-{max(row['attempted'])}"
+        del row["attempted"]
+    return {**json.loads(recipe.read_text(encoding="utf-8")), "tasks": tasks}
+
+
 def write_card(out: Path) -> None:
     """(Re)write the model card from training.json and, when present, success.json."""
     training = json.loads((out / TRAINING).read_text(encoding="utf-8"))
     cfg, rep, data = training["config"], training["report"], training["dataset"]
+    demos = data.get("demos") or {}
+    what = ("whole-task demonstrations from the robot's start pose, recorded by `tether collect "
+            f"--tree` (expert: `{demos.get('tree')}` on privileged perception, successful "
+            "episodes only)" if demos else
+            "scripted-expert grasps recorded by `tether collect` from a jittered pre-grasp pose")
     lines = [
-        f"# {out.name}: a small ACT for the grasp phase, trained by tether", "",
+        f"# {out.name}: a small ACT trained by tether", "",
         "Trained from scratch on CPU by `tether train` (lerobot ACT, no pretrained backbone) on "
-        "scripted-expert grasps recorded by `tether collect` from a jittered pre-grasp pose.", "",
+        f"{what}.", "",
         "## Data", "",
         f"- dataset: `{data['root']}`: {data['episodes']} episodes, {data['frames']} frames at "
         f"{data['fps']} fps",
@@ -204,6 +352,10 @@ def write_card(out: Path) -> None:
            f"{', '.join(data['collect']['cameras'])}, staging {data['collect']['stage']}; "
            f"{data['collect']['episodes']} successful of {data['collect']['attempts']} attempts "
            f"in {data['collect']['seconds'] / 60:.1f} min"] if data["collect"] else []),
+        *([f"- cameras {demos['cameras']}, language `{demos['language']}`, step budget "
+           f"{demos['budget'] or 'the task cap'}; per task (init states attempted: kept): "
+           + "; ".join(f"{t} ({r['init_states']}: {r['kept']})"
+                       for t, r in demos["tasks"].items())] if demos else []),
         "", "## Training", "",
         f"- command: `{cfg['command'] or 'tether train'}`",
         f"- steps: {rep['steps']} at batch {cfg['batch_size']}, lr {cfg['lr']}, chunk "
@@ -211,11 +363,14 @@ def write_card(out: Path) -> None:
         f"{cfg['dim_model']}, {cfg['n_encoder_layers']} encoder layers, VAE {cfg['use_vae']}",
         f"- parameters: {rep['parameters'] / 1e6:.2f} M, stored in float16: "
         f"{rep['size_mb']:.1f} MB",
-        f"- time: {rep['seconds'] / 60:.1f} min on {cfg['threads']} CPU threads",
+        f"- time: {rep['seconds'] / 60:.1f} min on {cfg['threads']} CPU threads"
+        + (f" (resumed at step {rep['resumed_from']})" if rep.get("resumed_from") else ""),
         "- loss (mean over each interval): " + ", ".join(f"{s}: {v:.3f}" for s, v in rep["loss"]),
         "", "## Success", "",
     ]
     success = out / "success.md"
     lines.append(success.read_text(encoding="utf-8").strip() if success.exists() else
-                 "Not measured yet: run `benchmarks/vla_grasp.py`.")
+                 "Not measured yet: run " + (
+                     "the held-out suite of docs/policies.md (A fair end-to-end baseline)."
+                     if demos else "`benchmarks/vla_grasp.py`."))
     (out / CARD).write_text("\n".join(lines) + "\n", encoding="utf-8")

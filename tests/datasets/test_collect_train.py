@@ -49,7 +49,7 @@ def trained(collected, tmp_path_factory) -> tuple[Path, str]:
             "--batch-size", "4", "--chunk-size", str(CHUNK)]
     result = tether(*args)
     assert result.exit_code == 0, result.output
-    assert f"trained {STEPS} steps" in result.output
+    assert f"trained to step {STEPS} (from 0)" in result.output
     return out, "tether " + " ".join(shlex.quote(a) for a in args)
 
 

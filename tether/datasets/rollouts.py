@@ -15,6 +15,10 @@ it keeps one frame of the dataset (a tick that ends the tree takes no step and k
     tree.node                   the leaf that commanded this step ('' for a hold)
     episode.success             the episode's success (its own goal test), on every frame
 
+`Rollout(cameras, language)` records other cameras or sizes, and with a `Language`
+(`tether.models.language`) adds the instruction's embedding as `observation.environment_state`
+(what `tether collect --tree` records for language-conditioned training).
+
 `append_episode(DIR, frames, success)` adds the episode to the dataset at DIR, creating it
 (`LeRobotDataset.create`, images as PNG like `tether collect`) or reopening it
 (`LeRobotDataset.resume`). One writer at a time: `tether bench` workers save each episode's
@@ -31,6 +35,8 @@ import numpy as np
 
 from tether.datasets.collect import FPS, features
 from tether.errors import TetherError
+from tether.models.language import FEATURE as LANGUAGE_FEATURE
+from tether.models.language import Language
 from tether.models.observation import CameraSpec, observe
 
 SIZE = (128, 128)
@@ -40,22 +46,34 @@ NODE, SUCCESS = "tree.node", "episode.success"
 FRAMES_FILE = "rollout.npz"
 
 
-def rollout_features() -> dict[str, dict[str, Any]]:
-    """The dataset's features: `tether collect`'s, plus the node and the success."""
-    return {**features(CAMERAS), NODE: {"dtype": "string", "shape": (1,), "names": None},
-            SUCCESS: {"dtype": "bool", "shape": (1,), "names": None}}
+def rollout_features(cameras: tuple[CameraSpec, ...] = CAMERAS,
+                     language: Language | None = None) -> dict[str, dict[str, Any]]:
+    """The dataset's features: `tether collect`'s, plus the node and the success (and the
+    instruction's embedding with a `language`)."""
+    out = {**features(cameras), NODE: {"dtype": "string", "shape": (1,), "names": None},
+           SUCCESS: {"dtype": "bool", "shape": (1,), "names": None}}
+    if language is not None:
+        out[LANGUAGE_FEATURE] = language.feature()
+    return out
 
 
 class Rollout:
     """The frames of one episode; `start(root, robot)` is the session observer factory."""
 
-    def __init__(self) -> None:
+    def __init__(self, cameras: tuple[CameraSpec, ...] = CAMERAS,
+                 language: Language | None = None) -> None:
+        self.cameras, self.language = cameras, language
         self.frames: list[dict[str, Any]] = []
+
+    def features(self) -> dict[str, dict[str, Any]]:
+        return rollout_features(self.cameras, self.language)
 
     def start(self, root: Any, robot: Any) -> Rollout:
         self.robot, self.frames, self.steps = robot, [], robot.steps
         self.instruction = robot.task.language
-        self.before = observe(robot, CAMERAS, self.instruction)
+        self.extra = ({LANGUAGE_FEATURE: self.language.vector(self.instruction)}
+                      if self.language else {})
+        self.before = observe(robot, self.cameras, self.instruction)
         return self
 
     def __enter__(self) -> Rollout:
@@ -71,8 +89,9 @@ class Rollout:
         self.frames.append({**{f"observation.images.{k}": v for k, v in obs.images.items()},
                             "observation.state": obs.state,
                             "action": np.asarray(self.robot.sent, dtype=np.float32),
-                            "task": self.instruction, NODE: tick.commander or ""})
-        self.before = observe(self.robot, CAMERAS, self.instruction)
+                            "task": self.instruction, NODE: tick.commander or "",
+                            **self.extra})
+        self.before = observe(self.robot, self.cameras, self.instruction)
 
 
 def save_frames(path: Path, frames: list[dict[str, Any]]) -> None:
@@ -91,10 +110,14 @@ def load_frames(path: Path) -> list[dict[str, Any]]:
             for i in range(n)]
 
 
-def check_target(root: Path) -> None:
-    """A TetherError, before any episode runs, when `root` cannot take tether's rollouts: a
-    folder that is not a LeRobotDataset, or one with other features."""
+def check_target(root: Path, wanted: dict[str, dict[str, Any]] | None = None, *,
+                 option: str = "--record-dataset") -> None:
+    """A TetherError, before any episode runs, when `root` cannot take tether's rollouts (with
+    `wanted` features, default `rollout_features()`): a folder that is not a LeRobotDataset, or
+    one with other features. `option` is what the message tells the user to change."""
     import json
+
+    from lerobot.utils.constants import DEFAULT_FEATURES  # lerobot's own columns
 
     root = Path(root)
     info = root / "meta" / "info.json"
@@ -103,33 +126,43 @@ def check_target(root: Path) -> None:
             have = json.loads(info.read_text(encoding="utf-8")).get("features", {})
         except (OSError, ValueError) as exc:
             raise TetherError(f"{info}: cannot read the dataset's metadata ({exc})") from None
-        wanted = rollout_features()
-        if any(have.get(k, {}).get("dtype") != v["dtype"] for k, v in wanted.items()):
+        wanted = wanted or rollout_features()
+        if set(have) - set(DEFAULT_FEATURES) != set(wanted) or any(
+                have[k].get("dtype") != v["dtype"]
+                or list(have[k].get("shape", ())) != list(v["shape"]) for k, v in wanted.items()):
             raise TetherError(f"{root} is a LeRobotDataset with other features; give "
-                              "--record-dataset a new folder or one tether recorded")
+                              f"{option} a new folder or one tether recorded")
     elif root.is_file() or (root.is_dir() and any(root.iterdir())):
-        raise TetherError(f"{root} exists and is not a LeRobotDataset; give --record-dataset a "
-                          "new folder or one tether recorded")
+        raise TetherError(f"{root} exists and is not a LeRobotDataset; give {option} a new "
+                          "folder or one tether recorded")
 
 
-def append_episode(root: Path, frames: list[dict[str, Any]], success: bool) -> None:
-    """Add one episode to the LeRobotDataset at `root` (created when missing; `check_target`
-    first)."""
+def create_dataset(root: Path, wanted: dict[str, dict[str, Any]]) -> None:
+    """An empty LeRobotDataset with `wanted` features at `root` (a new or empty folder)."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    if root.exists():
+        root.rmdir()  # empty: `create` makes the folder itself
+    LeRobotDataset.create(repo_id=f"tether/{root.name}", fps=FPS, root=root, features=wanted,
+                          robot_type="panda", use_videos=False).finalize()
+
+
+def append_episode(root: Path, frames: list[dict[str, Any]], success: bool,
+                   wanted: dict[str, dict[str, Any]] | None = None) -> None:
+    """Add one episode to the LeRobotDataset at `root` with `wanted` features (default
+    `rollout_features()`; created when missing; `check_target` first). The dataset is reopened
+    for the episode and finalised after it, so a killed process loses at most the episode it
+    was appending."""
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     if not frames:
         return
     root = Path(root)
-    check_target(root)
-    repo_id = f"tether/{root.name}"
-    if (root / "meta" / "info.json").is_file():
-        dataset = LeRobotDataset.resume(repo_id, root=root)
-    else:
-        if root.exists():
-            root.rmdir()  # empty: `create` makes the folder itself
-        dataset = LeRobotDataset.create(repo_id=repo_id, fps=FPS, root=root,
-                                        features=rollout_features(), robot_type="panda",
-                                        use_videos=False)
+    wanted = wanted or rollout_features()
+    check_target(root, wanted)
+    if not (root / "meta" / "info.json").is_file():
+        create_dataset(root, wanted)
+    dataset = LeRobotDataset.resume(f"tether/{root.name}", root=root)
     try:
         for frame in frames:
             dataset.add_frame({**frame, NODE: str(frame[NODE]),
