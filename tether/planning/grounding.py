@@ -8,18 +8,24 @@ library can achieve in the scene at hand and ranks those candidate goals against
    object, receptacle region or table place Y (`in` for receptacle regions, `on` otherwise),
    the one-argument predicates (`open`, `close`, `turn_on`, ...) over the fixtures and their
    drawers. A goal that already holds (X already on Y) is no candidate.
-2. **Sentences.** Each candidate is rendered as a few canonical sentences: one verb per
-   predicate, each entity by its names (`SceneFacts.names`, its vocabulary noun) and by
-   referring expressions computed from positions (`tether.scenes.referring`'s relations): what
-   it stands on ("the bowl from the stove"), its nearest neighbour ("next to the ramekin"), the
-   pair it stands between, and, among look-alikes, left/right/front/back.
+2. **Sentences.** Each candidate is rendered as a few canonical sentences (`Rendering`): one
+   verb per predicate, each entity by its names (`SceneFacts.names`, its vocabulary noun, a
+   fixture's part as "the back of the caddy", a table place as "to the right of the plate") and
+   by referring expressions computed from positions (`tether.scenes.referring`'s relations):
+   what it stands on or lies in ("the bowl from the stove"), its nearest neighbour ("next to
+   the ramekin"), the pair it stands between, among look-alikes left/right/front/back, and,
+   negated, what singles out another look-alike ("the bowl not next to the ramekin").
 3. **Score** = cosine of the instruction and the sentence (the local MiniLM, `minilm`) + the
-   F1 of the scene words they share (entity names, aliases, colours, relation words). A goal
-   scores its best sentence. Conjunctions of two or three of the best single goals, in the order
-   the instruction mentions their objects, are rendered and scored the same way.
+   F1 of the longest common subsequence of the scene words they share (entity names, aliases,
+   colours, relation words, quantifiers: order and repetition count) + a fifth of the same over
+   all words but articles. A goal scores its best sentence. Conjunctions of two or three good
+   single goals, in the order the instruction mentions their objects, are rendered ("A, then
+   B", "it" for an entity the goal before names, one sentence for several objects on one
+   target: "put both moka pots on the stove") and scored the same way.
 4. **Decide.** The best reading is planned when it scores at least `threshold` and beats the
-   best different reading by `margin`; otherwise one `TetherError` lists the best readings with
-   their scores, as a question.
+   best different reading by `margin` (both calibrated by `benchmarks/planning.py
+   --grounding`); otherwise one `TetherError` lists the best readings with their scores, as a
+   question.
 
     grounding = rank("lift bowl from stove and set on plate", facts)
     grounding.readings[0].goals     # (Goal('on', ('akita_black_bowl_1', 'plate_1')),)
@@ -206,14 +212,19 @@ class _Scene:
 
     def _part_name(self, entity: str) -> list[str]:
         """A part of a fixture called as people do: `desk_caddy_1_back_contain_region` -> "back
-        of the caddy", `wooden_cabinet_1_top_side` -> "top of the cabinet" (drawers have their
-        own names)."""
+        of the caddy", "caddy's back"; `wooden_cabinet_1_top_region` -> "top drawer of the
+        cabinet", "cabinet's top drawer"; `wooden_cabinet_1_top_side` -> "top of the cabinet"."""
         owner = referent(entity)
-        if owner == entity or len(self.facts.names(entity)) > 1 or owner not in self.facts.entities:
+        if owner == entity or owner not in self.facts.entities:
             return []
-        qualifier = [w for w in words(entity[len(owner):].replace("_", " "))
-                     if w not in REGION_KINDS and not w.isdigit()]
-        return [f"{' '.join(qualifier)} of the {noun(category_of(owner))}"] if qualifier else []
+        names = self.facts.names(entity)
+        qualifier = names[1] if len(names) > 1 else [
+            w for w in words(entity[len(owner):].replace("_", " "))
+            if w not in REGION_KINDS and not w.isdigit()]
+        if not qualifier:
+            return []
+        part, whole = " ".join(qualifier), noun(category_of(owner))
+        return [f"{part} of the {whole}", f"{whole}'s {part}"]
 
     def support(self, entity: str) -> str | None:
         """What `entity` stands on, from positions: the nearest thing below it."""
@@ -462,7 +473,7 @@ def _conjunction(combo: tuple[_Single, ...], renderings: tuple[Rendering, ...]) 
     the soup and the butter in the basket", look-alikes "put both moka pots on the stove")."""
     plain, pronoun, before = [], [], set()
     for s, r in zip(combo, renderings, strict=True):
-        x, *y = [a in before or referent(a) in before for a in s.goal.args]
+        x, *y = [_same_thing(a, before) for a in s.goal.args]
         plain.append(str(r))
         pronoun.append(r.template.format(x="it" if x else r.x, y="it" if any(y) else r.y))
         before = set(s.goal.args)
@@ -470,7 +481,7 @@ def _conjunction(combo: tuple[_Single, ...], renderings: tuple[Rendering, ...]) 
     first = renderings[0]
     if len({r.template for r in renderings}) == 1 and _same_target(combo):
         xs = [r.x for r in renderings]
-        if _group(combo):
+        if _group(combo) and len(set(xs)) == 1:  # look-alikes no phrase tells apart
             plural = f"{xs[0].removeprefix('the ')}s"
             texts += [first.template.format(x=f"{q} {plural}", y=first.y)
                       for q in ("both", "the two", "all") if q != "both" or len(xs) == 2]
@@ -479,6 +490,17 @@ def _conjunction(combo: tuple[_Single, ...], renderings: tuple[Rendering, ...]) 
         if len(xs) == 2:
             texts.append(first.template.format(x=f"both {joined}", y=first.y))
     return list(dict.fromkeys(texts))
+
+
+def _same_thing(entity: str, named: set[str]) -> bool:
+    """`entity` is one of `named`, a part of one (the stove's cook region after "turn on the
+    stove") or the whole one is a part of (the microwave after its heating region)."""
+    return entity in named or referent(entity) in named or entity in {referent(e) for e in named}
+
+
+def _whole_and_part(a: str, b: str) -> bool:
+    """One entity is the fixture the other is a part of (the cabinet and its top drawer)."""
+    return a != b and (referent(a) == b or referent(b) == a)
 
 
 def _same_target(combo: tuple[_Single, ...]) -> bool:
@@ -513,9 +535,10 @@ def _verbs() -> set[str]:
 
 
 def _evidence(said: list[str], sentence: list[str]) -> float:
-    """The F1 of the scene words an instruction and a sentence share in the same order (their
-    longest common subsequence: a word said twice counts twice, "the bowl between the plate and
-    the ramekin on the plate" is not "... on the ramekin")."""
+    """The mean of two F1s of the words an instruction and a sentence share: counted as often as
+    both say them, and in the same order (their longest common subsequence: "the bowl between
+    the plate and the ramekin on the plate" is not "... on the ramekin"; "the front one of the
+    bowls" still says "front")."""
     if not said or not sentence:
         return 0.0
     row = [0] * (len(sentence) + 1)
@@ -523,7 +546,8 @@ def _evidence(said: list[str], sentence: list[str]) -> float:
         diagonal = 0
         for j, b in enumerate(sentence, 1):
             diagonal, row[j] = row[j], diagonal + 1 if a == b else max(row[j], row[j - 1])
-    return 2 * row[-1] / (len(said) + len(sentence))
+    shared = sum((Counter(said) & Counter(sentence)).values())
+    return (row[-1] + shared) / (len(said) + len(sentence))
 
 
 def _phrasing(instruction: str, sentence: str) -> float:
@@ -562,11 +586,13 @@ def _first(entity: str, instruction: str, scene: _Scene) -> int:
 
 
 def _compatible(combo: tuple[_Single, ...], said: list[str]) -> bool:
-    """A conjunction moves each object once, and each of its goals explains an instruction word
+    """A conjunction moves each object once (and acts on a fixture or on its parts, not both),
+    and each of its goals explains an instruction word
     (or a word's further occurrence) the others do not; look-alikes put on one target are a
     group ("both moka pots")."""
     firsts = [s.goal.args[0] for s in combo]
-    if len(set(firsts)) != len(firsts):
+    if len(set(firsts)) != len(firsts) or any(
+            _whole_and_part(a, b) for a, b in itertools.combinations(firsts, 2)):
         return False
     if _group(combo):
         return True
