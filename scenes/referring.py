@@ -54,14 +54,15 @@ LOCATION = re.compile(r"^(?:(?:right |just )?next to|beside|between|in front of|
                       r"(?:at|on) the (?:front|back|left|right) of)\b")
 
 
-def words(text: str) -> list[str]:
-    """Normalised content words: lower case, singular, synonyms applied, stopwords dropped."""
+def words(text: str, keep: frozenset[str] = frozenset()) -> list[str]:
+    """Normalised content words: lower case, singular, synonyms applied, stopwords (but those in
+    `keep`) dropped."""
     out = []
     for w in re.findall(r"[a-z]+", text.lower().replace("'s", "")):
         if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
             w = w[:-1]
         w = SYNONYMS.get(w, w)
-        if w not in STOPWORDS:
+        if w not in STOPWORDS or w in keep:
             out.append(w)
     return out
 

@@ -75,6 +75,7 @@ PLACE_PHRASES = {"right": "to the right of {}", "left": "to the left of {}",
                  "next": "next to {}", "between": "between {}"}
 QUANTIFIERS = {"both", "two", "three", "all"}  # words of a group reading ("both moka pots")
 NEGATION = "not"
+PRONOUNS = frozenset({"it"})  # evidence too: a sentence says "it" where the instruction does
 REGION_KINDS = {"contain", "heating", "cook", "region", "side"}  # LIBERO's words for a part's role
 THEN = ", then "
 ORDER_BONUS = 0.05  # the instruction names a goal's object before its target
@@ -387,7 +388,7 @@ class Ranker:
         vocabulary = _vocabulary(scene)
 
         def scene_words(text: str) -> list[str]:
-            return [w for w in words(text) if w in vocabulary]
+            return [w for w in words(text, PRONOUNS) if w in vocabulary]
 
         said = scene_words(instruction)
         lexical = []
@@ -519,8 +520,8 @@ def _plain(text: str) -> str:
 
 
 def _vocabulary(scene: _Scene) -> set[str]:
-    """The words that name things, relations or quantities in this scene."""
-    vocab = set(LOCATION_WORDS) | set(ORDERINGS) | _verbs() | QUANTIFIERS | {NEGATION}
+    """The words that name things, relations or quantities in this scene, and pronouns."""
+    vocab = set(LOCATION_WORDS) | set(ORDERINGS) | _verbs() | QUANTIFIERS | {NEGATION} | PRONOUNS
     for e in scene.facts.entities:
         for n in scene.names(e):
             vocab |= set(words(n))
