@@ -195,7 +195,8 @@ class _Scene:
         bodies = [e for e in facts.entities if not is_region(e) and e not in parts
                   and e not in owners]
         drawers = [e for e in surfaces if any("drawer" in n for n in facts.names(e))]
-        articulated = [e for e in facts.fixtures if e in facts.entities] + drawers
+        articulated = [e for e in facts.fixtures if e in facts.entities  # a cabinet is
+                       and not any(referent(d) == e for d in drawers)] + drawers  # its drawers
         solid = [e for e in facts.entities if e not in table and e in facts.positions]
         return cls(facts, objects, [*bodies, *surfaces, *places], articulated, places, solid)
 
