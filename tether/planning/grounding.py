@@ -8,18 +8,24 @@ library can achieve in the scene at hand and ranks those candidate goals against
    object, receptacle region or table place Y (`in` for receptacle regions, `on` otherwise),
    the one-argument predicates (`open`, `close`, `turn_on`, ...) over the fixtures and their
    drawers. A goal that already holds (X already on Y) is no candidate.
-2. **Sentences.** Each candidate is rendered as a few canonical sentences: one verb per
-   predicate, each entity by its names (`SceneFacts.names`, its vocabulary noun) and by
-   referring expressions computed from positions (`tether.scenes.referring`'s relations): what
-   it stands on ("the bowl from the stove"), its nearest neighbour ("next to the ramekin"), the
-   pair it stands between, and, among look-alikes, left/right/front/back.
+2. **Sentences.** Each candidate is rendered as a few canonical sentences (`Rendering`): one
+   verb per predicate, each entity by its names (`SceneFacts.names`, its vocabulary noun, a
+   fixture's part as "the back of the caddy", a table place as "to the right of the plate") and
+   by referring expressions computed from positions (`tether.scenes.referring`'s relations):
+   what it stands on or lies in ("the bowl from the stove"), its nearest neighbour ("next to
+   the ramekin"), the pair it stands between, among look-alikes left/right/front/back, and,
+   negated, what singles out another look-alike ("the bowl not next to the ramekin").
 3. **Score** = cosine of the instruction and the sentence (the local MiniLM, `minilm`) + the
-   F1 of the scene words they share (entity names, aliases, colours, relation words). A goal
-   scores its best sentence. Conjunctions of two or three of the best single goals, in the order
-   the instruction mentions their objects, are rendered and scored the same way.
+   F1 of the longest common subsequence of the scene words they share (entity names, aliases,
+   colours, relation words, quantifiers: order and repetition count) + a fifth of the same over
+   all words but articles. A goal scores its best sentence. Conjunctions of two or three good
+   single goals, in the order the instruction mentions their objects, are rendered ("A, then
+   B", "it" for an entity the goal before names, one sentence for several objects on one
+   target: "put both moka pots on the stove") and scored the same way.
 4. **Decide.** The best reading is planned when it scores at least `threshold` and beats the
-   best different reading by `margin`; otherwise one `TetherError` lists the best readings with
-   their scores, as a question.
+   best different reading by `margin` (both calibrated by `benchmarks/planning.py
+   --grounding`); otherwise one `TetherError` lists the best readings with their scores, as a
+   question.
 
     grounding = rank("lift bowl from stove and set on plate", facts)
     grounding.readings[0].goals     # (Goal('on', ('akita_black_bowl_1', 'plate_1')),)
@@ -33,6 +39,8 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,7 +48,14 @@ import numpy as np
 from tether.errors import TetherError
 from tether.models.embedders import Embedder, get_embedder
 from tether.planning.skills import RULES, Goal
-from tether.scenes.referring import LOCATION_WORDS, ORDERINGS, SceneFacts, is_region, words
+from tether.scenes.referring import (
+    LOCATION_WORDS,
+    ORDERINGS,
+    SceneFacts,
+    is_region,
+    referent,
+    words,
+)
 from tether.scenes.vocabulary import category_of, noun, phrase
 
 # one canonical sentence per predicate and kind of target; {x} the object, {y} the target
@@ -49,17 +64,29 @@ TEMPLATES = {
     "in": ("put {x} in {y}",),
     "open": ("open {x}",),
     "close": ("close {x}",),
-    "turn_on": ("turn on {x}",),
-    "turn_off": ("turn off {x}",),
+    "turn_on": ("turn on {x}", "turn {x} on"),
+    "turn_off": ("turn off {x}", "turn {x} off"),
 }
 INTO_OBJECT = "put {x} in {y}"  # "the cheese in the bowl": on(cheese, bowl) for a non-fixture
-TO_PLACE = "put {x} at the {y}"  # a place on the table ("stove front", "next to plate")
+TO_PLACE = "put {x} {y}"  # a place on the table: "to the right of the plate"
+# a table place's relation word -> how a sentence says it ({} its anchors, "the plate")
+PLACE_PHRASES = {"right": "to the right of {}", "left": "to the left of {}",
+                 "front": "in front of {}", "back": "behind {}", "behind": "behind {}",
+                 "next": "next to {}", "between": "between {}"}
+QUANTIFIERS = {"both", "two", "three", "all"}  # words of a group reading ("both moka pots")
+NEGATION = "not"
+PRONOUNS = frozenset({"it"})  # evidence too: a sentence says "it" where the instruction does
+REGION_KINDS = {"contain", "heating", "cook", "region", "side"}  # LIBERO's words for a part's role
 THEN = ", then "
 ORDER_BONUS = 0.05  # the instruction names a goal's object before its target
 CONJUNCTION_COST = 0.02  # per goal of a conjunction: one goal wins a tie
+PHRASING_WEIGHT = 0.2  # of the evidence over all words ("on", "to", "of", ...)
+ARTICLES = {"the", "a", "an"}
+RENDERINGS = 3  # a goal's best sentences a conjunction may say it by
 SUPPORT_XY = 0.08  # m: an object stands on the highest thing under it within this distance
 SUPPORT_XY_FIXTURE = 0.15  # m: ... or of a fixture's part (an open drawer is pulled out)
 SUPPORT_Z = 0.01  # m: ... a fixture's surface may sit this much above the object's position
+SUPPORT_Z_INSIDE = 0.05  # m: ... a receptacle's region (its site is at the rim) this much
 
 
 def receptacle(entity: str) -> bool:
@@ -93,6 +120,7 @@ class GroundingConfig:
     lexical_weight: float = 1.0
     shortlist: int = 12  # single goals embedded, the best by lexical evidence
     pool: int = 6  # single goals conjunctions are built from
+    per_object: int = 3  # ... and the best goals of each object the instruction names
     shown: int = 3  # readings listed in the error
 
 
@@ -128,13 +156,17 @@ def _parts(facts: SceneFacts) -> dict[str, str]:
 
 
 def _table_place(entity: str, facts: SceneFacts) -> str | None:
-    """The words of a place on the table that goals name (`main_table_stove_front_region` ->
-    "stove front"): a region of a fixture that is not a scene entity, with a relation word."""
+    """How a sentence names a place on the table that goals name: a region of a fixture that
+    is not a scene entity, with a relation word (`main_table_stove_front_region` -> "in front
+    of the stove", `..._between_plate_ramekin_region` -> "between the plate and the ramekin")."""
     for owner in facts.fixtures:
         if owner not in facts.entities and entity.startswith(owner + "_"):
-            rest = entity[len(owner) + 1:].replace("_", " ").removesuffix(" region")
-            if set(words(rest)) & LOCATION_WORDS:
-                return rest
+            said = words(entity[len(owner) + 1:].replace("_", " ").removesuffix(" region"))
+            relation = next((w for w in said if w in PLACE_PHRASES), None)
+            if relation is None:
+                continue
+            anchors = " and ".join(f"the {w}" for w in said if w != relation)
+            return PLACE_PHRASES[relation].format(anchors).strip().removesuffix(" of")
     return None
 
 
@@ -163,7 +195,8 @@ class _Scene:
         bodies = [e for e in facts.entities if not is_region(e) and e not in parts
                   and e not in owners]
         drawers = [e for e in surfaces if any("drawer" in n for n in facts.names(e))]
-        articulated = [e for e in facts.fixtures if e in facts.entities] + drawers
+        articulated = [e for e in facts.fixtures if e in facts.entities  # a cabinet is
+                       and not any(referent(d) == e for d in drawers)] + drawers  # its drawers
         solid = [e for e in facts.entities if e not in table and e in facts.positions]
         return cls(facts, objects, [*bodies, *surfaces, *places], articulated, places, solid)
 
@@ -172,11 +205,28 @@ class _Scene:
         if entity in self.places:
             return [self.places[entity]]
         out = [*(" ".join(n) for n in self.facts.names(entity)[1:] if is_region(entity)),
-               phrase(entity), *(" ".join(n) for n in self.facts.names(entity)[1:])]
+               *self._part_name(entity), phrase(entity),
+               *(" ".join(n) for n in self.facts.names(entity)[1:])]
         if is_region(entity) or entity.endswith("_side"):
             out.append(noun(category_of(entity)))
         out += [a for a, c in self.facts.aliases.items() if c == entity]
         return list(dict.fromkeys(out))
+
+    def _part_name(self, entity: str) -> list[str]:
+        """A part of a fixture called as people do: `desk_caddy_1_back_contain_region` -> "back
+        of the caddy", "caddy's back"; `wooden_cabinet_1_top_region` -> "top drawer of the
+        cabinet", "cabinet's top drawer"; `wooden_cabinet_1_top_side` -> "top of the cabinet"."""
+        owner = referent(entity)
+        if owner == entity or owner not in self.facts.entities:
+            return []
+        names = self.facts.names(entity)
+        qualifier = names[1] if len(names) > 1 else [
+            w for w in words(entity[len(owner):].replace("_", " "))
+            if w not in REGION_KINDS and not w.isdigit()]
+        if not qualifier:
+            return []
+        part, whole = " ".join(qualifier), noun(category_of(owner))
+        return [f"{part} of the {whole}", f"{whole}'s {part}"]
 
     def support(self, entity: str) -> str | None:
         """What `entity` stands on, from positions: the nearest thing below it."""
@@ -184,46 +234,70 @@ class _Scene:
         if entity not in pos:
             return None
         x = pos[entity]
-        below = [(float(pos[e][2]), e) for e in self.solid if e != entity
-                 and pos[e][2] < x[2] + (0.0 if e in self.objects else SUPPORT_Z)
-                 and np.linalg.norm(pos[e][:2] - x[:2]) < (
-                     SUPPORT_XY if e in self.objects else SUPPORT_XY_FIXTURE)]
+        def near(e: str) -> bool:
+            xy, z = SUPPORT_XY_FIXTURE, SUPPORT_Z
+            if e in self.objects:
+                xy, z = SUPPORT_XY, 0.0
+            elif receptacle(e):
+                xy, z = SUPPORT_XY, SUPPORT_Z_INSIDE
+            return bool(pos[e][2] < x[2] + z and np.linalg.norm(pos[e][:2] - x[:2]) < xy)
+
+        below = [(float(pos[e][2]), e) for e in self.solid if e != entity and near(e)]
         return max(below)[1] if below else None
 
     def referring(self, entity: str) -> list[str]:
-        """Phrases for an object: its names and, among look-alikes, the relations that single
-        it out (what it stands on, its nearest neighbour, the pair it is between, its side)."""
+        """Phrases for an object: its names, what it stands on ("the bowl from the stove") and,
+        among look-alikes, the relations that single it out (its nearest neighbour, the pair it
+        is between, the table centre, its side) and, negated, those that single out another
+        ("the bowl not between the plate and the ramekin")."""
         out = [f"the {n}" for n in self.names(entity)[:2]]
         base = self.names(entity)[0]
         under = self.support(entity)
         if under is not None:
-            out += [f"the {base} from the {n}" for n in self.names(under)[:3]]
-        pos = self.facts.positions
-        alike = [o for o in self.objects if category_of(o) == category_of(entity) and o in pos]
-        if len(alike) < 2 or entity not in pos:
+            on = "in" if receptacle(under) else "on"
+            out += [f"the {base} {p} the {n}" for n in self.names(under)[:3] for p in ("from", on)]
+        alike = self._alike(entity)
+        if len(alike) < 2:
             return list(dict.fromkeys(out))
-        others = [o for o in self.solid if category_of(o) != category_of(entity)
-                  and not is_region(o)]
-
-        def nearest(anchor: np.ndarray) -> str:
-            return min(alike, key=lambda o: float(np.linalg.norm(pos[o][:2] - anchor[:2])))
-
-        for o in others:
-            if nearest(pos[o]) == entity and np.linalg.norm(pos[o][:2] - pos[entity][:2]) < 0.2:
-                out.append(f"the {base} next to the {self.names(o)[0]}")
-        for a, b in itertools.combinations([o for o in others if o in self.objects], 2):
-            mid = (pos[a] + pos[b]) / 2
-            if nearest(mid) == entity and np.linalg.norm(mid[:2] - pos[entity][:2]) < 0.08:
-                out.append(f"the {base} between the {self.names(a)[0]} and the "
-                           f"{self.names(b)[0]}")
-        centre = np.mean([pos[o] for o in self.objects if o in pos], axis=0)
-        if nearest(centre) == entity:
-            out.append(f"the {base} at the table center")
+        relations = self._relations(alike)
+        out += [f"the {base} {r}" for r, e in relations if e == entity]
+        out += [f"the {base} {NEGATION} {r}" for r, e in relations if e != entity]
         for word, order in (("left", "left"), ("right", "right"), ("front", "near"),
                             ("back", "far")):
             if self._extreme(entity, alike, order):
                 out.append(f"the {word} {base}")
         return list(dict.fromkeys(out))
+
+    def _alike(self, entity: str) -> list[str]:
+        """The objects of the entity's category (itself included) whose positions are known."""
+        pos = self.facts.positions
+        if entity not in pos:
+            return []
+        return [o for o in self.objects if category_of(o) == category_of(entity) and o in pos]
+
+    def _relations(self, alike: list[str]) -> list[tuple[str, str]]:
+        """(relation phrase, the look-alike it singles out): "next to the ramekin", "between the
+        plate and the ramekin" (both orders), "at the table center"."""
+        pos = self.facts.positions
+        others = [o for o in self.solid if category_of(o) != category_of(alike[0])
+                  and not is_region(o)]
+
+        def nearest(anchor: np.ndarray) -> str:
+            return min(alike, key=lambda o: float(np.linalg.norm(pos[o][:2] - anchor[:2])))
+
+        out = []
+        for o in others:
+            e = nearest(pos[o])
+            if np.linalg.norm(pos[o][:2] - pos[e][:2]) < 0.2:
+                out.append((f"next to the {self.names(o)[0]}", e))
+        for a, b in itertools.permutations([o for o in others if o in self.objects], 2):
+            mid = (pos[a] + pos[b]) / 2
+            e = nearest(mid)
+            if np.linalg.norm(mid[:2] - pos[e][:2]) < 0.08:
+                out.append((f"between the {self.names(a)[0]} and the {self.names(b)[0]}", e))
+        centre = np.mean([pos[o] for o in self.objects if o in pos], axis=0)
+        out.append(("at the table center", nearest(centre)))
+        return out
 
     def _extreme(self, entity: str, group: list[str], order: str) -> bool:
         pos = self.facts.positions
@@ -234,11 +308,11 @@ class _Scene:
                "far": lambda e: -np.linalg.norm(pos[e][:2] - robot[:2])}[order]
         return min(group, key=key) == entity
 
-    def goals(self) -> list[tuple[Goal, list[str]]]:
-        """Every candidate goal with its canonical sentences."""
+    def goals(self) -> list[tuple[Goal, list[Rendering]]]:
+        """Every candidate goal with its renderings."""
+        refer = {x: self.referring(x) for x in self.objects}
         out = []
         for x in self.objects:
-            subjects = self.referring(x)
             under = self.support(x)
             for y in self.targets:
                 predicate = "in" if receptacle(y) else "on"
@@ -249,19 +323,43 @@ class _Scene:
                 else:
                     into = predicate == "on" and y in self.objects
                     templates = TEMPLATES[predicate] + ((INTO_OBJECT,) if into else ())
-                    targets = (self.referring(y) if y in self.objects
+                    targets = (refer[y] if y in self.objects
                                else [f"the {n}" for n in self.names(y)[:2]])
-                sentences = [t.format(x=s, y=n) for t in templates for s in subjects
-                             for n in targets]
-                out.append((Goal(predicate, (x, y)), sentences))
+                out.append((Goal(predicate, (x, y)), [Rendering(t, s, n) for t in templates
+                                                      for s in refer[x] for n in targets]))
         for predicate in RULES:
             if predicate in ("on", "in") or predicate not in TEMPLATES:
                 continue
             for d in self.articulated:
-                out.append((Goal(predicate, (d,)),
-                            [t.format(x=f"the {n}") for t in TEMPLATES[predicate]
-                             for n in self.names(d)]))
+                out.append((Goal(predicate, (d,)), [Rendering(t, f"the {n}") for t in
+                                                    TEMPLATES[predicate] for n in self.names(d)]))
         return out
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """One canonical sentence of a goal: a template and the phrases of its object and target."""
+
+    template: str
+    x: str
+    y: str = ""
+
+    def __str__(self) -> str:
+        return self.template.format(x=self.x, y=self.y)
+
+
+@dataclass
+class _Single:
+    """A ranked single goal: its reading, the scene words of its best sentence, its best
+    renderings (best first; a conjunction may say the goal another way)."""
+
+    reading: Reading
+    found: list[str]
+    renderings: list[Rendering]
+
+    @property
+    def goal(self) -> Goal:
+        return self.reading.goals[0]
 
 
 class Ranker:
@@ -289,55 +387,133 @@ class Ranker:
     def rank(self, instruction: str, facts: SceneFacts) -> Grounding:
         scene = _Scene.of(facts)
         vocabulary = _vocabulary(scene)
-        said = set(words(instruction)) & vocabulary
+
+        def scene_words(text: str) -> list[str]:
+            return [w for w in words(text, PRONOUNS) if w in vocabulary]
+
+        said = scene_words(instruction)
         lexical = []
-        for goal, sentences in scene.goals():
-            found = [set(words(s)) & vocabulary for s in sentences]
-            lexical.append((max(_f1(said, f) for f in found), goal, sentences, found))
+        for goal, renderings in scene.goals():
+            found = [scene_words(str(r)) for r in renderings]
+            lexical.append((max(_evidence(said, f) for f in found), goal, renderings, found))
         lexical.sort(key=lambda t: -t[0])
         query = self.embed([_plain(instruction)])[0]
         weight = self.config.lexical_weight
-        singles: list[tuple[Reading, set[str]]] = []
-        for _, goal, sentences, found in _shortlist(lexical, said, self.config.shortlist):
-            total = self.embed(sentences) @ query + weight * np.array([_f1(said, f)
-                                                                       for f in found])
+        singles: list[_Single] = []
+        named = {o for o in scene.objects + scene.articulated
+                 if _first(o, instruction, scene) < len(words(instruction))}
+        for _, goal, renderings, found in _shortlist(lexical, set(said), named, self.config):
+            total = self.embed([str(r) for r in renderings]) @ query + weight * np.array(
+                [_evidence(said, f) + _phrasing(instruction, str(r))
+                 for f, r in zip(found, renderings, strict=True)])
             total += _order_bonus(goal, instruction, scene)
-            i = int(np.argmax(total))
-            singles.append((Reading((goal,), sentences[i], float(total[i])), found[i]))
-        singles.sort(key=lambda t: -t[0].score)
-        readings = [r for r, _ in singles]
-        if singles and said - singles[0][1]:  # words the best single goal leaves unexplained
-            pool = sorted(_covering(singles, said, self.config.pool),
-                          key=lambda t: _mention(t[0], instruction, scene))
+            order = np.argsort(-total)
+            i = int(order[0])
+            singles.append(_Single(Reading((goal,), str(renderings[i]), float(total[i])),
+                                   found[i], [renderings[int(j)] for j in order[:RENDERINGS]]))
+        singles.sort(key=lambda s: -s.reading.score)
+        readings = [s.reading for s in singles]
+        if singles and set(said) - set(singles[0].found):  # words the best goal leaves out
+            pool = sorted(_covering(singles, set(said), named, self.config),
+                          key=lambda s: _mention(s.reading, instruction, scene))
             combos = [c for n in (2, 3) for c in itertools.combinations(pool, n)
                       if _compatible(c, said)]
-            texts = [THEN.join(r.sentence for r, _ in c) for c in combos]
-            sims = self.embed(texts) @ query if texts else []
-            for combo, text, sim in zip(combos, texts, sims, strict=True):
-                found = set().union(*(f for _, f in combo))
-                goals = tuple(g for r, _ in combo for g in r.goals)
+            texts = [(c, t) for c in combos
+                     for t in _conjunction(c, _fitting(c, said, scene_words))]
+            sims = self.embed([t for _, t in texts]) @ query if texts else []
+            best: dict[tuple[Goal, ...], Reading] = {}
+            for (combo, text), sim in zip(texts, sims, strict=True):
+                goals = tuple(s.goal for s in combo)
                 order = sum(_order_bonus(g, instruction, scene) for g in goals) / len(goals)
-                readings.append(Reading(goals, text, float(
-                    sim + weight * _f1(said, found) + order - CONJUNCTION_COST * len(goals))))
+                score = float(sim + weight * (_evidence(said, scene_words(text))
+                                              + _phrasing(instruction, text))
+                              + order - CONJUNCTION_COST * len(goals))
+                if goals not in best or score > best[goals].score:
+                    best[goals] = Reading(goals, text, score)
+            readings += best.values()
         readings.sort(key=lambda r: -r.score)
         return Grounding(instruction, readings, self.config)
 
 
-def _shortlist(lexical: list, said: set[str], n: int) -> list:
-    """The `n` best goals by lexical score, and the best two for each instruction word."""
-    chosen = lexical[:n]
+def _shortlist(lexical: list, said: set[str], named: set[str],
+               config: GroundingConfig) -> list:
+    """The best goals by lexical score, the best two for each instruction word, and the best
+    few of each named object."""
+    chosen = lexical[:config.shortlist]
     for word in sorted(said):
         chosen += [t for t in lexical if any(word in f for f in t[3])][:2]
+    for o in sorted(named):
+        chosen += [t for t in lexical if t[1].args[0] == o][:config.per_object]
     return list({id(t): t for t in chosen}.values())
 
 
-def _covering(singles: list[tuple[Reading, set[str]]], said: set[str],
-              n: int) -> list[tuple[Reading, set[str]]]:
-    """The `n` best single readings, and the best one for each instruction word they miss."""
-    chosen = singles[:n]
-    for word in sorted(said - set().union(*(f for _, f in chosen))):
-        chosen += [t for t in singles if word in t[1]][:1]
-    return list({id(t): t for t in chosen}.values())
+def _covering(singles: list[_Single], said: set[str], named: set[str],
+              config: GroundingConfig) -> list[_Single]:
+    """The best single readings, the best few of each named object, and the best one for each
+    instruction word they miss."""
+    chosen = singles[:config.pool]
+    for o in sorted(named):
+        chosen += [s for s in singles if s.goal.args[0] == o][:config.per_object]
+    for word in sorted(said - {w for s in chosen for w in s.found}):
+        chosen += [s for s in singles if word in s.found][:1]
+    return list({id(s): s for s in chosen}.values())
+
+
+def _fitting(combo: tuple[_Single, ...], said: list[str],
+             scene_words: Callable[[str], list[str]]) -> tuple[Rendering, ...]:
+    """The renderings of a conjunction's goals whose joined words best follow the instruction's
+    ("the white mug on the left plate" where a single goal's best was "... the plate next to
+    the white mug")."""
+    return max(itertools.product(*(s.renderings for s in combo)),
+               key=lambda rs: _evidence(said, scene_words(THEN.join(map(str, rs)))))
+
+
+def _conjunction(combo: tuple[_Single, ...], renderings: tuple[Rendering, ...]) -> list[str]:
+    """Sentences of a conjunction: its goals' sentences joined by ", then", once as they are
+    and once with "it" for an entity the goal before names ("open the top drawer, then put
+    the bowl in it"); goals that put several objects on one target also as one sentence ("put
+    the soup and the butter in the basket", look-alikes "put both moka pots on the stove")."""
+    plain, pronoun, before = [], [], set()
+    for s, r in zip(combo, renderings, strict=True):
+        x, *y = [_same_thing(a, before) for a in s.goal.args]
+        plain.append(str(r))
+        pronoun.append(r.template.format(x="it" if x else r.x, y="it" if any(y) else r.y))
+        before = set(s.goal.args)
+    texts = [THEN.join(plain), THEN.join(pronoun)]
+    first = renderings[0]
+    if len({r.template for r in renderings}) == 1 and _same_target(combo):
+        xs = [r.x for r in renderings]
+        if _group(combo) and len(set(xs)) == 1:  # look-alikes no phrase tells apart
+            plural = f"{xs[0].removeprefix('the ')}s"
+            texts += [first.template.format(x=f"{q} {plural}", y=first.y)
+                      for q in ("both", "the two", "all") if q != "both" or len(xs) == 2]
+        joined = ", ".join(xs[:-1]) + " and " + xs[-1]
+        texts += [first.template.format(x=joined, y=first.y)]
+        if len(xs) == 2:
+            texts.append(first.template.format(x=f"both {joined}", y=first.y))
+    return list(dict.fromkeys(texts))
+
+
+def _same_thing(entity: str, named: set[str]) -> bool:
+    """`entity` is one of `named`, a part of one (the stove's cook region after "turn on the
+    stove") or the whole one is a part of (the microwave after its heating region)."""
+    return entity in named or referent(entity) in named or entity in {referent(e) for e in named}
+
+
+def _whole_and_part(a: str, b: str) -> bool:
+    """One entity is the fixture the other is a part of (the cabinet and its top drawer)."""
+    return a != b and (referent(a) == b or referent(b) == a)
+
+
+def _same_target(combo: tuple[_Single, ...]) -> bool:
+    goals = [s.goal for s in combo]
+    return all(len(g.args) == 2 for g in goals) and len({(g.predicate, g.args[1])
+                                                         for g in goals}) == 1
+
+
+def _group(combo: tuple[_Single, ...]) -> bool:
+    """The conjunction puts look-alikes (one category) on one target."""
+    return _same_target(combo) and len({category_of(s.goal.args[0]) for s in combo}) == 1
 
 
 def _plain(text: str) -> str:
@@ -345,8 +521,8 @@ def _plain(text: str) -> str:
 
 
 def _vocabulary(scene: _Scene) -> set[str]:
-    """The words that name things or relations in this scene."""
-    vocab = set(LOCATION_WORDS) | set(ORDERINGS) | _verbs()
+    """The words that name things, relations or quantities in this scene, and pronouns."""
+    vocab = set(LOCATION_WORDS) | set(ORDERINGS) | _verbs() | QUANTIFIERS | {NEGATION} | PRONOUNS
     for e in scene.facts.entities:
         for n in scene.names(e):
             vocab |= set(words(n))
@@ -360,10 +536,29 @@ def _verbs() -> set[str]:
             if "{y}" not in t} - placing - {"x"}
 
 
-def _f1(said: set[str], sentence: set[str]) -> float:
+def _evidence(said: list[str], sentence: list[str]) -> float:
+    """The mean of two F1s of the words an instruction and a sentence share: counted as often as
+    both say them, and in the same order (their longest common subsequence: "the bowl between
+    the plate and the ramekin on the plate" is not "... on the ramekin"; "the front one of the
+    bowls" still says "front")."""
     if not said or not sentence:
         return 0.0
-    return 2 * len(said & sentence) / (len(said) + len(sentence))
+    row = [0] * (len(sentence) + 1)
+    for a in said:
+        diagonal = 0
+        for j, b in enumerate(sentence, 1):
+            diagonal, row[j] = row[j], diagonal + 1 if a == b else max(row[j], row[j - 1])
+    shared = sum((Counter(said) & Counter(sentence)).values())
+    return (row[-1] + shared) / (len(said) + len(sentence))
+
+
+def _phrasing(instruction: str, sentence: str) -> float:
+    """`PHRASING_WEIGHT` x the same F1 over all words but articles: how the sentence says it
+    ("on the right plate" is not "to the right of the plate")."""
+    def plain(text: str) -> list[str]:
+        return [w for w in re.findall(r"[a-z]+", text.lower()) if w not in ARTICLES]
+
+    return PHRASING_WEIGHT * _evidence(plain(instruction), plain(sentence))
 
 
 def _mention(reading: Reading, instruction: str, scene: _Scene) -> int:
@@ -380,26 +575,37 @@ def _order_bonus(goal: Goal, instruction: str, scene: _Scene) -> float:
 
 
 def _first(entity: str, instruction: str, scene: _Scene) -> int:
-    """The index of the first instruction word that is the head noun of one of the entity's
-    names (past the end when none is)."""
+    """The index of the first instruction word where one of the entity's names is said whole
+    ("white mug" in "the white mug ... the yellow and white mug"); else where its head noun is;
+    past the end when neither is."""
     said = words(instruction)
-    heads = {words(n)[-1] for n in scene.names(entity) if words(n)}
+    names = [n for n in (words(name) for name in scene.names(entity)) if n]
+    whole = [i for n in names for i in range(len(said)) if said[i:i + len(n)] == n]
+    if whole:
+        return min(whole)
+    heads = {n[-1] for n in names}
     return next((i for i, w in enumerate(said) if w in heads), len(said))
 
 
-def _ordered(pool: list[Reading], instruction: str, scene: _Scene) -> list[Reading]:
-    return sorted(pool, key=lambda r: _mention(r, instruction, scene))
-
-
-def _compatible(combo: tuple[tuple[Reading, set[str]], ...], said: set[str]) -> bool:
-    """A conjunction moves each object once, and each of its goals explains instruction words
-    the others do not."""
-    firsts = [r.goals[0].args[0] for r, _ in combo]
-    if len(set(firsts)) != len(firsts):
+def _compatible(combo: tuple[_Single, ...], said: list[str]) -> bool:
+    """A conjunction moves each object once (and acts on a fixture or on its parts, not both),
+    and each of its goals explains an instruction word
+    (or a word's further occurrence) the others do not; look-alikes put on one target are a
+    group ("both moka pots")."""
+    firsts = [s.goal.args[0] for s in combo]
+    if len(set(firsts)) != len(firsts) or any(
+            _whole_and_part(a, b) for a, b in itertools.combinations(firsts, 2)):
         return False
-    for i, (_, found) in enumerate(combo):
-        rest = set().union(*(f for j, (_, f) in enumerate(combo) if j != i))
-        if not (said & found) - rest:
+    if _group(combo):
+        return True
+    want = Counter(said)
+    for i, s in enumerate(combo):
+        rest: Counter[str] = Counter()
+        for j, other in enumerate(combo):
+            if j != i:
+                rest |= Counter(other.found)
+        mine = Counter(s.found)
+        if not any(min(n, mine[w]) > min(n, rest[w]) for w, n in want.items()):
             return False
     return True
 
