@@ -38,6 +38,7 @@ from typing import Any
 
 import mujoco
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError, did_you_mean
 from tether.scenes.aliases import resolve as resolve_alias
@@ -46,6 +47,7 @@ from tether.scenes.cameras import Cameras, View
 from tether.scenes.catalogue import Task, get_task
 from tether.scenes.extents import BodyExtents
 from tether.scenes.grasps import axis_of
+from tether.scenes.handles import Handle, find_handle
 from tether.scenes.joints import HINGE, SLIDE, Joint, arm_of, from_model
 from tether.scenes.placing import set_down
 from tether.scenes.robot import OPEN, Hinge, Pose, Robot
@@ -270,6 +272,24 @@ class LiberoScene(Robot):
                     return False
                 start, left = start + (dist + 1e-4) * down, left - dist - 1e-4
         return True
+
+    def handle_of(self, name: str) -> Handle | None:
+        """The handle among the boxes of body `name`'s collision geoms in its own frame
+        (`find_handle`), turned into the world frame."""
+        name = self._canonical(name)
+        if name not in self._extents:
+            return None
+        pose = self.pose_of(name)
+        axes = Rotation.from_quat(pose.quat).as_matrix()
+        handle = find_handle(self._extents.parts(name, self._data, pose.pos, axes))
+        if handle is None:
+            return None
+        corners = np.array([[x, y, z] for x in (handle.low[0], handle.high[0])
+                            for y in (handle.low[1], handle.high[1])
+                            for z in (handle.low[2], handle.high[2])]) @ axes.T + pose.pos
+        outward = axes @ handle.outward
+        outward[2] = 0.0
+        return Handle(corners.min(axis=0), corners.max(axis=0), outward / np.linalg.norm(outward))
 
     def hinge_of(self, name: str) -> Hinge:
         """The first hinge joint among fixture `name`'s bodies. Its door is the body it turns

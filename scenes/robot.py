@@ -24,6 +24,7 @@ from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError
 from tether.scenes.cameras import Capture, Still
+from tether.scenes.handles import Handle
 from tether.scenes.joints import Joint
 
 OPEN, CLOSE = -1.0, 1.0
@@ -146,6 +147,11 @@ class Robot(abc.ABC):
         """Whether something can come straight down onto each point (from `CLEARANCE` m above)
         touching nothing but entity `ignore` and the robot. Scenes without geometry say yes."""
         return True
+
+    def handle_of(self, name: str) -> Handle | None:
+        """The handle of object `name` (a mug's: `tether.scenes.handles`), or None when it has
+        none or the scene has no geometry."""
+        return None
 
     def hinge_of(self, name: str) -> Hinge:
         """The hinge of articulated fixture `name`'s door (a microwave's); `TetherError` when
