@@ -70,13 +70,23 @@ def test_plan_to_may_touch_only_what_allow_names(tmp_path, allow, outcome):
     assert result.tree_status == outcome
 
 
-def test_plan_to_in_a_scene_without_geometry_is_one_clear_error(tmp_path):
+def test_plan_to_in_a_kinematic_scene_goes_straight_through_its_boxes(tmp_path):
+    """Nothing in a kinematic scene is solid: its configuration space has no obstacles."""
     from tests.trees.harness import scene
 
     robot = scene()
     root = compile_node(tmp_path, "plan_to: {target: [0.1, 0.0, 0.3]}", robot)
+    result, frames = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    assert np.linalg.norm(robot.eef_pose().pos - [0.1, 0.0, 0.3]) <= 0.01
+
+
+def test_a_robot_without_geometry_has_no_motion_space_one_clear_error():
+    from tests.trees.harness import scene
+    from tether.scenes.robot import Robot
+
     with pytest.raises(TetherError, match="no geometry to plan motions in"):
-        run(root, robot)
+        Robot.motion_space(scene(), [])
 
 
 def test_plan_to_allow_must_be_a_list_of_names(tmp_path):
