@@ -6,8 +6,9 @@ diameter, the narrower width of the footprint); the handle widens the footprint 
 it points. Along that axis the body spans one diameter from one end, and the boxes whose middles
 lie beyond that on the other end are the handle when they are narrow across it (the far wall of
 the body, found on the wrong end, is as wide as the body). A footprint that is longer by less
-than `MIN_PROTRUSION`, or whose part beyond is wider than `MAX_WIDTH`, has no handle (a long box
-made of several parts: its parts beyond a width from either end are as wide as it).
+than `MIN_PROTRUSION`, or whose part beyond is wider than `MAX_WIDTH` or than `MAX_SHARE` of the
+diameter, has no handle (a long box made of several parts: its parts beyond a width from either
+end are as wide as it).
 Pure functions of boxes in the object's frame, tested without a scene (`Robot.handle_of` gives a
 scene's, in the world frame).
 """
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 MIN_PROTRUSION = 0.015  # how far a handle sticks out of the body's footprint at least (m)
-MAX_WIDTH = 0.04  # widest a handle is across the direction it points (m)
+MAX_WIDTH = 0.04  # widest a handle is across the direction it points (m) ...
+MAX_SHARE = 0.5  # ... and at most this share of the body's diameter
 
 Box = tuple[np.ndarray, np.ndarray]  # (low, high) corners, world frame
 
@@ -61,7 +63,7 @@ def find_handle(boxes: list[Box]) -> Handle | None:
             continue
         across = _corners(lows[beyond], highs[beyond]) @ v
         width = float(across.max() - across.min())
-        if width <= MAX_WIDTH and (best is None or width < best[0]):
+        if width <= min(MAX_WIDTH, MAX_SHARE * diameter) and (best is None or width < best[0]):
             best = (width, sign, beyond)
     if best is None:
         return None

@@ -119,3 +119,41 @@ def test_place_comes_over_its_target_high_and_then_down(tmp_path: Path):
     crossing = 0.01 + 0.25  # the plate's top plus `height` and `cross`
     assert all(f.eef[2] - 0.02 >= crossing - 0.01 for f in frames[:first_over + 1])
     assert frames[-1].eef[2] - 0.02 < crossing - 0.1  # and then down
+
+
+# --- the library's skills plan their motions (kinematic obstacles: cheap and exact) ------------
+def _pick_place_in(tmp_path: Path, robot):
+    from tests.trees.harness import compile_path, tree_file
+    from tests.trees.harness import run as run_tree
+
+    path = tree_file(tmp_path, "root: {subtree: pick_place, with: {object: cream_cheese_1, "
+                               "target: plate_1}}")
+    return run_tree(compile_path(path, robot).root, robot, budget=1500)
+
+
+def test_pick_place_plans_around_the_shelf_that_blocks_the_straight_way_down(tmp_path):
+    from tether.scenes.obstacles import shelf_scene
+
+    robot = shelf_scene(0)
+    start = robot.eef_pose().pos
+    cheese = robot.boxes["cream_cheese_1"].pos.copy()
+    assert robot.blocked(np.array([cheese[0], cheese[1], 0.09]))  # straight down meets the shelf
+    result, frames = _pick_place_in(tmp_path, robot)
+
+    assert result.tree_status == "SUCCESS" and robot.success()
+    assert not any(robot.blocked(f.eef) for f in frames)
+    assert start[2] > 0.1 and any(f.eef[2] < 0.08 for f in frames)  # it went in under the shelf
+
+
+def test_pick_place_of_an_object_no_grasp_reaches_fails_unreachable_before_the_arm_moves(
+        tmp_path):
+    from tests.trees.harness import errors
+    from tether.scenes.obstacles import shelf_scene
+
+    robot = shelf_scene(0, sides_blocked=("-x", "+x", "-y", "+y"))
+    start = robot.eef_pose().pos
+    result, frames = _pick_place_in(tmp_path, robot)
+
+    assert result.tree_status == "FAILURE"
+    assert {e["code"] for e in errors()} == {"UNREACHABLE"}
+    assert all(np.array_equal(f.eef, start) for f in frames)
