@@ -25,7 +25,9 @@ def test_grasp_takes_a_mug_by_its_handle_and_lifts_it(tmp_path, mug):
         assert scene.is_grasped(mug)
         handle = scene.handle_of(mug)  # where the handle is now, lifted with the mug
         eef = scene.eef_pose().pos
-        assert np.all(eef[:2] >= handle.low[:2] - 0.01) and np.all(eef[:2] <= handle.high[:2] + 0.01)
+        near = 0.01  # m
+        assert np.all(eef[:2] >= handle.low[:2] - near)
+        assert np.all(eef[:2] <= handle.high[:2] + near)
         low, high = scene.extent_of(mug)
         assert low[2] > scene.start_pose_of(mug).pos[2] + 0.1  # lifted
         assert high[2] > eef[2]  # the fingers are on the handle, below the mug's rim
