@@ -29,7 +29,8 @@ class PlanTo(MoveTo):
 
     Tick contract: when it starts, reads the target once (its position and orientation as
     `move_to` computes them) and plans a path that touches nothing but the entities in `allow`
-    and the target's own entity (and what it carries). The first tick after a failed plan returns
+    and the target's own entity; the object a target is `carrying` moves with the hand in the
+    plan, and may not touch anything else either. The first tick after a failed plan returns
     FAILURE with UNREACHABLE without commanding. Otherwise each tick servos toward the next
     waypoint (passed within `PASS` m); SUCCESS within `tolerance` m (and YAW_TOLERANCE) of the
     last, without a command that tick. FAILURE with UNREACHABLE after `max_steps` ticks, with
@@ -56,9 +57,10 @@ class PlanTo(MoveTo):
         """The path to the target, touching only what the motion may touch."""
         allow = [deref(a) for a in self.allow]
         allow += [deref(n) for n in (self.target.object, self.target.carrying) if n is not None]
+        carrying = None if self.target.carrying is None else deref(self.target.carrying)
         goal = self.target.position(self.robot, self.start)
-        return plan_motion(self.robot.motion_space(allow), goal, self.quat, seed=self.seed,
-                           max_checks=self.planning_checks)
+        return plan_motion(self.robot.motion_space(allow, carrying), goal, self.quat,
+                           seed=self.seed, max_checks=self.planning_checks)
 
     def update(self) -> Status:
         if self.plan.failure:

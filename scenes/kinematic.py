@@ -81,8 +81,9 @@ class KinematicScene(Robot):
     def eef_pose(self) -> Pose:
         return Pose(self.eef.copy(), self.quat.copy())
 
-    def motion_space(self, allow) -> PointSpace:
-        """The end effector as a point; obstacles not in `allow` are avoided."""
+    def motion_space(self, allow, carrying: str | None = None) -> PointSpace:
+        """The end effector as a point (what it carries is not modelled); obstacles not in
+        `allow` are avoided."""
         reach = np.full(3, self.REACH)
         return PointSpace(self, [n for n in sorted(self.obstacles) if n not in allow],
                           (-reach, reach), self.MARGIN)

@@ -364,13 +364,23 @@ class LiberoScene(Robot):
             @ data.geom_xmat[g].reshape(3, 3).T
             for g in np.flatnonzero((model.geom_bodyid == body) & (model.geom_group == 0))])
 
-    def motion_space(self, allow: Sequence[str]) -> ArmSpace:
+    def motion_space(self, allow: Sequence[str], carrying: str | None = None) -> ArmSpace:
         """The Panda's seven joints among the scene's collision geometry, on a copy of the
-        simulation (`tether.scenes.arm_space`); the bodies named in `allow` may be touched."""
+        simulation (`tether.scenes.arm_space`); the bodies named in `allow` may be touched; the
+        object `carrying` (on a free joint) moves with the hand."""
+        model = self._env.env.sim.model._model
         allowed = [g for name in allow for g in self._extents.geoms.get(self._canonical(name), ())]
-        return ArmSpace(self._env.env.sim.model._model, self._data,
-                        list(self._robot._ref_joint_indexes), site=self._robot.eef_site_id,
-                        body=self._eef_body, robot_geoms=self._robot_geoms, allowed_geoms=allowed)
+        carried, joint = (), None
+        if carrying is not None:
+            body = self._bodies[self._canonical(carrying)]
+            if model.body_jntnum[body] and \
+                    model.jnt_type[model.body_jntadr[body]] == mujoco.mjtJoint.mjJNT_FREE:
+                carried, joint = self._extents.geoms[self._canonical(carrying)], \
+                    int(model.body_jntadr[body])
+        return ArmSpace(model, self._data, list(self._robot._ref_joint_indexes),
+                        site=self._robot.eef_site_id, body=self._eef_body,
+                        robot_geoms=self._robot_geoms, allowed_geoms=allowed,
+                        carried_geoms=carried, carried_joint=joint)
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """In a region, the spot and turn where `carried` and the hand overlap the things

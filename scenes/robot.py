@@ -169,9 +169,11 @@ class Robot(abc.ABC):
         (a stove's knob); `TetherError` when the scene knows of none."""
         raise TetherError(f"'{name}' has no joint in this scene")
 
-    def motion_space(self, allow: Sequence[str]) -> ConfigurationSpace:
+    def motion_space(self, allow: Sequence[str], carrying: str | None = None
+                     ) -> ConfigurationSpace:
         """The arm among the scene's geometry for one planned motion that may touch the
-        entities in `allow` (`tether.scenes.motion`); `TetherError` when the scene has none."""
+        entities in `allow` (`tether.scenes.motion`), with the object `carrying` moving with the
+        hand as it is held now; `TetherError` when the scene has no geometry."""
         raise TetherError("this scene has no geometry to plan motions in")
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:

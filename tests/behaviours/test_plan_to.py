@@ -213,3 +213,25 @@ def test_plan_grasp_on_libero_takes_the_bowl_and_lifts_it(tmp_path, libero):
     result, _ = run(root, libero, budget=300)
     assert result.tree_status == "SUCCESS"
     assert libero.is_grasped(bowl)
+
+
+@pytest.mark.slow
+def test_the_carried_object_moves_with_the_hand_in_the_plan_and_may_not_hit_anything(
+        tmp_path, libero):
+    """With the bowl held, a hand pose that keeps the fingers 1 cm over the table but sinks the
+    bowl hanging below them into it is free only if the bowl is not carried."""
+    libero.reset()
+    bowl = "akita_black_bowl_1"
+    root = compile_node(tmp_path, f"subtree: grasp\nwith: {{object: {bowl}}}", libero)
+    result, _ = run(root, libero, budget=400)
+    assert result.tree_status == "SUCCESS"
+    here = libero.eef_pose()
+    below = here.pos[2] - libero.extent_of(bowl)[0][2]  # the bowl's bottom under the fingertips
+    table = libero.extent_of("plate_1")[0][2]
+    low = here.pos + [0.0, 0.0, table + 0.01 + (below - 0.01) / 2 - here.pos[2]]
+    assert below > 0.02
+
+    loose = libero.motion_space([bowl])
+    q = loose.solve(low, here.quat, 0)
+    assert q is not None and loose.free(q)
+    assert not libero.motion_space([bowl], carrying=bowl).free(q)
