@@ -32,7 +32,8 @@ class PlanTo(MoveTo):
     and the target's own entity; the object a target is `carrying` moves with the hand in the
     plan, and may not touch anything else either. The first tick after a failed plan returns
     FAILURE with UNREACHABLE without commanding. Otherwise each tick servos toward the next
-    waypoint (passed within `PASS` m); SUCCESS within `tolerance` m (and YAW_TOLERANCE) of the
+    waypoint's position (passed within `PASS` m), the hand turning to the goal's orientation and
+    keeping it as `move_to` does; SUCCESS within `tolerance` m (and YAW_TOLERANCE) of the
     last, without a command that tick. FAILURE with UNREACHABLE after `max_steps` ticks, with
     STUCK when the path left to go has not shrunk by 2 mm over `stuck_steps` ticks. The planner
     is seeded (`seed`) and its search bounded by `planning_checks` collision checks, so a run is
@@ -72,7 +73,7 @@ class PlanTo(MoveTo):
             self.next += 1
         goal = points[-1]
         error = float(np.linalg.norm(goal.pos - here.pos))
-        turn = float((Rotation.from_quat(goal.quat) * Rotation.from_quat(here.quat).inv())
+        turn = float((Rotation.from_quat(self.quat) * Rotation.from_quat(here.quat).inv())
                      .magnitude()) if self.turning else 0.0
         left = float(np.linalg.norm(points[self.next].pos - here.pos)) + sum(
             float(np.linalg.norm(b.pos - a.pos))
@@ -87,8 +88,9 @@ class PlanTo(MoveTo):
         if self.progress.stalled(-(left + self.METRES_PER_RADIAN * turn)):
             return self.fail(STUCK, f"no progress for {self.stuck_steps} steps, "
                                     f"{left * 100:.1f} cm of path left")
-        point = points[self.next]
-        self.command(self.robot.servo(point.pos, point.quat, self.robot.gripper_command))
+        # the hand turns to the goal's orientation and keeps it (as `move_to`), whatever the
+        # joint path does between its waypoints: a carried object is not tipped out
+        self.command(self.robot.servo(points[self.next].pos, self.quat, self.robot.gripper_command))
         return Status.RUNNING
 
 

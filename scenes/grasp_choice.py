@@ -6,7 +6,8 @@ the points) and its handle when it has one (`Robot.handle_of`, `tether.scenes.ha
 by the handle from above, the fingers closing across it `HANDLE_INSET` m in from its outer
 end and `HANDLE_DEPTH` m below its top (a mug's handle is made to hold it: its body's rim is
 wider than the open fingers); then from above with the wrist at each yaw whose chord the open
-fingers span (`top`), a hollow object's rim all around (`rim`), and from the side at half
+fingers span (`top`; at yaw 0 when they span it at no yaw: what is at the top may be narrower
+than the box, a pot's knob), a hollow object's rim all around (`rim`), and from the side at half
 height, the hand horizontal and pointing along each horizontal axis (`side`). `feasible_grasps`
 keeps, in that order of preference (handle, top, rim, side; the wrist least turned first),
 those for which every pose along the straight way in (from `approach` m before the grasp to
@@ -40,6 +41,7 @@ KINDS = ("handle", "top", "rim", "side")  # in the order preferred
 DOWN = Rotation.from_euler("xyz", [np.pi, 0.0, 0.0])  # the hand straight down, fingers along y
 LINE_STEP = 0.01  # between the poses checked along the way in (m)
 SIDE_DIRECTIONS = (0.0, np.pi / 2, np.pi, -np.pi / 2)  # world yaws the hand may point along
+OPEN_SPAN = 0.073  # the widest chord the open fingers (7.7 cm apart) close on at all (m)
 HANDLE_INSET = 0.012  # from a handle's outer end to where the fingers close on it (m)
 HANDLE_DEPTH = 0.012  # fingertips below the handle's top (m)
 
@@ -67,12 +69,10 @@ def candidates(name: str, low: np.ndarray, high: np.ndarray, down: Rotation,
             for point, yaw in rim_grasps(low, high)]
     grasps = by_handle + [
         Grasp(grasp_point(name, low, high, axis_of(yaw)), _turn(down, yaw).as_quat(), below, "top")
-        for yaw in (0.0, *TURNED_YAWS) if span(low, high, yaw) <= MAX_SPAN]
+        for yaw in _spanned(low, high, (0.0, *TURNED_YAWS)) or [0.0]]
     middle = (low + high) / 2.0
-    for direction in SIDE_DIRECTIONS:
+    for direction in _spanned(low, high, SIDE_DIRECTIONS):
         along = np.array([np.cos(direction), np.sin(direction), 0.0])
-        if span(low, high, direction) > MAX_SPAN:
-            continue  # the fingers, closing across `along`, do not span it
         # tip the downward hand a quarter about the closing axis so that it points `along`
         closing = np.array([-along[1], along[0], 0.0])
         hand = Rotation.from_rotvec(np.pi / 2 * closing) * _turn(down, fold(direction))
@@ -91,6 +91,14 @@ def feasible_grasps(robot: Robot, name: str, *, approach: float = 0.10) -> list[
     return [grasp for seed, grasp in enumerate(every)
             if all(space.solve(grasp.point - back * grasp.approach, grasp.quat, seed) is not None
                    for back in along)]
+
+
+def _spanned(low: np.ndarray, high: np.ndarray, yaws: tuple[float, ...]) -> list[float]:
+    """The wrist yaws at which the open fingers span the box comfortably (`MAX_SPAN`); when at
+    none, those at which they span it at all (`OPEN_SPAN`: a can as wide as that every way)."""
+    spans = [span(low, high, yaw) for yaw in yaws]
+    easy = [yaw for yaw, width in zip(yaws, spans, strict=True) if width <= MAX_SPAN]
+    return easy or [yaw for yaw, width in zip(yaws, spans, strict=True) if width <= OPEN_SPAN]
 
 
 def _handle_grasp(handle: Handle, down: Rotation) -> Grasp:

@@ -4,11 +4,11 @@ A handle is a narrow part sticking out of a round body along one of the object's
 axes. Seen from above in the object's frame, the body alone is as wide along both axes (its
 diameter, the narrower width of the footprint); the handle widens the footprint along the axis
 it points. Along that axis the body spans one diameter from one end, and the boxes whose middles
-lie beyond that on the other end are the handle when they are narrow across it (the far wall of
-the body, found on the wrong end, is as wide as the body). A footprint that is longer by less
-than `MIN_PROTRUSION`, or whose part beyond is wider than `MAX_WIDTH` or than `MAX_SHARE` of the
-diameter, has no handle (a long box made of several parts: its parts beyond a width from either
-end are as wide as it).
+lie beyond that on the other end, each narrow, are the handle when they are narrow across it
+together (the far wall of the body, found on the wrong end, is as wide as the body). A
+footprint that is longer by less than `MIN_PROTRUSION`, or whose part beyond is wider than
+`MAX_WIDTH` or than `MAX_SHARE` of the diameter, has no handle (a long box made of several
+parts: its parts beyond a width from either end are as wide as it).
 Pure functions of boxes in the object's frame, tested without a scene (`Robot.handle_of` gives a
 scene's, in the world frame).
 """
@@ -57,8 +57,10 @@ def find_handle(boxes: list[Box]) -> Handle | None:
     middles = (lows[:, :2] + highs[:, :2]) / 2.0 @ u
     low_end, high_end = float(along[:, widest].min()), float(along[:, widest].max())
     best = None
+    narrow = (highs - lows)[:, :2] @ np.abs(v) <= MAX_WIDTH  # a wide box is no handle's part
     ends = ((1.0, middles > low_end + diameter), (-1.0, middles < high_end - diameter))
     for sign, beyond in ends:
+        beyond = beyond & narrow
         if not beyond.any():
             continue
         across = _corners(lows[beyond], highs[beyond]) @ v

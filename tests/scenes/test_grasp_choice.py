@@ -76,3 +76,13 @@ def test_an_object_with_a_handle_is_taken_by_it_first_the_fingers_closing_across
     closing = Rotation.from_quat(first.quat).apply([0.0, 1.0, 0.0])
     assert np.allclose(np.abs(closing), [1.0, 0.0, 0.0], atol=1e-6)
     assert candidates("mug_1", low, high, DOWN)[0].kind == "top"  # no handle: as before
+
+
+def test_an_object_the_fingers_span_only_just_every_way_is_still_taken_from_above():
+    """A can 6.6 x 7.1 cm: wider than the comfortable span every way, within the open fingers."""
+    low, high = np.array([0.0, 0.0, 0.0]), np.array([0.066, 0.071, 0.084])
+    grasps = candidates("can_1", low, high, DOWN)
+    assert [g.kind for g in grasps][:1] == ["top"]
+    assert np.allclose(grasps[0].quat, DOWN.as_quat())  # the narrower chord: fingers along y
+    # wider than the fingers every way: from above at yaw 0 only (a knob on top may fit them)
+    assert [g.kind for g in candidates("box_1", low, high + [0.02, 0.02, 0], DOWN)] == ["top"]
