@@ -19,7 +19,7 @@ from tether.blackboard.episode import STUCK, UNREACHABLE
 from tether.blackboard.references import Ref, deref
 from tether.scenes.grasp_choice import feasible_grasps
 from tether.scenes.motion import Plan, plan_motion
-from tether.scenes.robot import Pose
+from tether.scenes.robot import CLOSE, Pose
 
 Status = py_trees.common.Status
 
@@ -32,12 +32,12 @@ class PlanTo(MoveTo):
     and the target's own entity; the object a target is `carrying` moves with the hand in the
     plan, and may not touch anything else either. The first tick after a failed plan returns
     FAILURE with UNREACHABLE without commanding. Otherwise each tick servos toward the next
-    waypoint's position (passed within `PASS` m), the hand turning to the goal's orientation and
-    keeping it as `move_to` does; SUCCESS within `tolerance` m (and YAW_TOLERANCE) of the
-    last, without a command that tick. FAILURE with UNREACHABLE after `max_steps` ticks, with
-    STUCK when the path left to go has not shrunk by 2 mm over `stuck_steps` ticks. The planner
-    is seeded (`seed`) and its search bounded by `planning_checks` collision checks, so a run is
-    reproducible.
+    waypoint (passed within `PASS` m) in the waypoint's orientation or, with the gripper closed
+    (holding something), turning to the goal's orientation and keeping it as `move_to` does;
+    SUCCESS within `tolerance` m (and YAW_TOLERANCE) of the last, without a command that tick.
+    FAILURE with UNREACHABLE after `max_steps` ticks, with STUCK when the path left to go has not
+    shrunk by 2 mm over `stuck_steps` ticks. The planner is seeded (`seed`) and its search
+    bounded by `planning_checks` collision checks, so a run is reproducible.
     """
 
     PASS = 0.02  # m
@@ -88,9 +88,11 @@ class PlanTo(MoveTo):
         if self.progress.stalled(-(left + self.METRES_PER_RADIAN * turn)):
             return self.fail(STUCK, f"no progress for {self.stuck_steps} steps, "
                                     f"{left * 100:.1f} cm of path left")
-        # the hand turns to the goal's orientation and keeps it (as `move_to`), whatever the
-        # joint path does between its waypoints: a carried object is not tipped out
-        self.command(self.robot.servo(points[self.next].pos, self.quat, self.robot.gripper_command))
+        # holding something, the hand turns to the goal's orientation and keeps it (as `move_to`),
+        # whatever the joint path does between its waypoints: what it carries is not tipped out
+        grip = self.robot.gripper_command
+        quat = self.quat if grip == CLOSE else points[self.next].quat
+        self.command(self.robot.servo(points[self.next].pos, quat, grip))
         return Status.RUNNING
 
 
