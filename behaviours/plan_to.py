@@ -10,6 +10,8 @@ joins, fails with UNREACHABLE on the first tick, before any command.
 
 from __future__ import annotations
 
+from itertools import islice
+
 import numpy as np
 import py_trees
 from scipy.spatial.transform import Rotation
@@ -17,7 +19,7 @@ from scipy.spatial.transform import Rotation
 from tether.behaviours.primitives import MoveTo, Progress, Target
 from tether.blackboard.episode import STUCK, UNREACHABLE
 from tether.blackboard.references import Ref, deref
-from tether.scenes.grasp_choice import feasible_grasps
+from tether.scenes.grasp_choice import feasible
 from tether.scenes.motion import Plan, plan_motion
 from tether.scenes.robot import CLOSE, Pose
 
@@ -101,8 +103,9 @@ class PlanGrasp(PlanTo):
 
     Tick contract: when it starts, ranks the object's grasps (`tether.scenes.grasp_choice`:
     from above, around the rim, from the side; kept when reachable with the whole hand clear
-    all along the way in) and takes the first the first time it starts, the next each time it
-    starts again (a retry after EMPTY_GRASP), round the list; plans a collision-free path to
+    all along the way in; checked lazily, so the first costs only its own checks) and takes the
+    first the first time it starts, the next each time it starts again (a retry after
+    EMPTY_GRASP), round the list; plans a collision-free path to
     `approach` m before it and then goes straight in, the hand turned as the grasp says. The
     first tick returns FAILURE with UNREACHABLE when the object has no feasible grasp or no path
     reaches it; otherwise as `plan_to` (SUCCESS at the grasp point). It does not close the
@@ -119,13 +122,16 @@ class PlanGrasp(PlanTo):
 
     def make_plan(self) -> Plan:
         name = deref(self.target.object)
-        grasps = feasible_grasps(self.robot, name, approach=self.approach)
-        if not grasps:
+        grasp = next(islice(feasible(self.robot, name, approach=self.approach), self.starts,
+                            None), None)
+        if grasp is None and self.starts:  # past the last: round to the first again
+            self.starts = 0
+            grasp = next(feasible(self.robot, name, approach=self.approach), None)
+        if grasp is None:
             return Plan(failure=f"'{name}' has no grasp the arm reaches with the hand clear")
-        grasp = grasps[self.starts % len(grasps)]
         self.starts += 1
         self.quat, self.turning = grasp.quat, True
-        self.feedback_message = f"{grasp.kind} grasp {self.starts} of {len(grasps)}"
+        self.feedback_message = f"{grasp.kind} grasp, feasible grasp {self.starts}"
         before = grasp.point - self.approach * grasp.approach
         allow = [deref(a) for a in self.allow]
         plan = plan_motion(self.robot.motion_space(allow), before, grasp.quat, seed=self.seed,

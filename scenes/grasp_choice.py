@@ -19,6 +19,7 @@ EMPTY_GRASP.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,15 +83,21 @@ def candidates(name: str, low: np.ndarray, high: np.ndarray, down: Rotation,
     return grasps
 
 
-def feasible_grasps(robot: Robot, name: str, *, approach: float = 0.10) -> list[Grasp]:
+def feasible(robot: Robot, name: str, *, approach: float = 0.10) -> Iterator[Grasp]:
     """The candidates for `name` the arm reaches free of collision all along the straight way
-    in (from `approach` m before the grasp, every `LINE_STEP` m), best first."""
+    in (from `approach` m before the grasp, every `LINE_STEP` m), best first, each checked only
+    when asked for (a tree that takes the first checks no more)."""
     space = robot.motion_space([name])
     along = np.linspace(0.0, approach, int(np.ceil(approach / LINE_STEP)) + 1)
     every = candidates(name, *robot.extent_of(name), DOWN, robot.handle_of(name))
-    return [grasp for seed, grasp in enumerate(every)
+    return (grasp for seed, grasp in enumerate(every)
             if all(space.solve(grasp.point - back * grasp.approach, grasp.quat, seed) is not None
-                   for back in along)]
+                   for back in along))
+
+
+def feasible_grasps(robot: Robot, name: str, *, approach: float = 0.10) -> list[Grasp]:
+    """All of `feasible`'s grasps."""
+    return list(feasible(robot, name, approach=approach))
 
 
 def _spanned(low: np.ndarray, high: np.ndarray, yaws: tuple[float, ...]) -> list[float]:
