@@ -135,7 +135,7 @@ class PlanGrasp(PlanTo):
         before = grasp.point - self.approach * grasp.approach
         allow = [deref(a) for a in self.allow]
         plan = plan_motion(self.robot.motion_space(allow), before, grasp.quat, seed=self.seed,
-                           max_checks=self.planning_checks)
+                           max_checks=self.planning_checks, straight_first=False)
         if plan.failure:
             return plan
         steps = int(np.ceil(self.approach / self.PASS))

@@ -12,8 +12,9 @@ interface.
     if plan.failure: ...                      # no IK solution, or no collision-free path
     for pose in plan.waypoints: ...           # end-effector poses, about `spacing` m apart
 
-A straight line comes first: when every pose along it (every `spacing` m, the hand turning
-evenly) has a free IK solution, it is the plan, as a straight `move_to` would go. Otherwise the
+A straight line comes first (unless `straight_first` is off): when every pose along it (every
+`spacing` m, the hand turning evenly) has a free IK solution, it is the plan, as a straight
+`move_to` would go. Otherwise the
 goal configuration comes from IK; OMPL's RRT-Connect joins the start to it through free
 configurations (edges checked every `resolution` of the space's extent), the path is
 shortcut-simplified and interpolated, and its configurations are turned into end-effector poses
@@ -46,7 +47,7 @@ class Plan:
 
 def plan_motion(space: ConfigurationSpace, pos: np.ndarray, quat: np.ndarray, *, seed: int,
                 max_checks: int = 20000, resolution: float = 0.005,
-                spacing: float = 0.02) -> Plan:
+                spacing: float = 0.02, straight_first: bool = True) -> Plan:
     """Plan from the current configuration to the end effector at (`pos`, `quat`)."""
     from ompl import base as ob
     from ompl import geometric as og
@@ -55,7 +56,8 @@ def plan_motion(space: ConfigurationSpace, pos: np.ndarray, quat: np.ndarray, *,
     began = time.perf_counter()
     ou.setLogLevel(ou.LOG_NONE)
     ou.RNG.setSeed(seed + 1)  # OMPL takes 0 as "choose a seed"
-    straight = _straight(space, np.asarray(pos, float), np.asarray(quat, float), seed, spacing)
+    straight = straight_first and _straight(space, np.asarray(pos, float),
+                                            np.asarray(quat, float), seed, spacing)
     if straight:
         return Plan(waypoints=straight, seconds=time.perf_counter() - began)
     goal = space.solve(np.asarray(pos, float), np.asarray(quat, float), seed)
