@@ -10,6 +10,8 @@ joins, fails with UNREACHABLE on the first tick, before any command.
 
 from __future__ import annotations
 
+from itertools import islice
+
 import numpy as np
 import py_trees
 from scipy.spatial.transform import Rotation
@@ -17,9 +19,9 @@ from scipy.spatial.transform import Rotation
 from tether.behaviours.primitives import MoveTo, Progress, Target
 from tether.blackboard.episode import STUCK, UNREACHABLE
 from tether.blackboard.references import Ref, deref
-from tether.scenes.grasp_choice import feasible_grasps
+from tether.scenes.grasp_choice import feasible
 from tether.scenes.motion import Plan, plan_motion
-from tether.scenes.robot import Pose
+from tether.scenes.robot import CLOSE, Pose
 
 Status = py_trees.common.Status
 
@@ -29,13 +31,15 @@ class PlanTo(MoveTo):
 
     Tick contract: when it starts, reads the target once (its position and orientation as
     `move_to` computes them) and plans a path that touches nothing but the entities in `allow`
-    and the target's own entity (and what it carries). The first tick after a failed plan returns
+    and the target's own entity; the object a target is `carrying` moves with the hand in the
+    plan, and may not touch anything else either. The first tick after a failed plan returns
     FAILURE with UNREACHABLE without commanding. Otherwise each tick servos toward the next
-    waypoint (passed within `PASS` m); SUCCESS within `tolerance` m (and YAW_TOLERANCE) of the
-    last, without a command that tick. FAILURE with UNREACHABLE after `max_steps` ticks, with
-    STUCK when the path left to go has not shrunk by 2 mm over `stuck_steps` ticks. The planner
-    is seeded (`seed`) and its search bounded by `planning_checks` collision checks, so a run is
-    reproducible.
+    waypoint (passed within `PASS` m) in the waypoint's orientation or, with the gripper closed
+    (holding something), turning to the goal's orientation and keeping it as `move_to` does;
+    SUCCESS within `tolerance` m (and YAW_TOLERANCE) of the last, without a command that tick.
+    FAILURE with UNREACHABLE after `max_steps` ticks, with STUCK when the path left to go has not
+    shrunk by 2 mm over `stuck_steps` ticks. The planner is seeded (`seed`) and its search
+    bounded by `planning_checks` collision checks, so a run is reproducible.
     """
 
     PASS = 0.02  # m
@@ -56,9 +60,10 @@ class PlanTo(MoveTo):
         """The path to the target, touching only what the motion may touch."""
         allow = [deref(a) for a in self.allow]
         allow += [deref(n) for n in (self.target.object, self.target.carrying) if n is not None]
+        carrying = None if self.target.carrying is None else deref(self.target.carrying)
         goal = self.target.position(self.robot, self.start)
-        return plan_motion(self.robot.motion_space(allow), goal, self.quat, seed=self.seed,
-                           max_checks=self.planning_checks)
+        return plan_motion(self.robot.motion_space(allow, carrying), goal, self.quat,
+                           seed=self.seed, max_checks=self.planning_checks)
 
     def update(self) -> Status:
         if self.plan.failure:
@@ -70,7 +75,7 @@ class PlanTo(MoveTo):
             self.next += 1
         goal = points[-1]
         error = float(np.linalg.norm(goal.pos - here.pos))
-        turn = float((Rotation.from_quat(goal.quat) * Rotation.from_quat(here.quat).inv())
+        turn = float((Rotation.from_quat(self.quat) * Rotation.from_quat(here.quat).inv())
                      .magnitude()) if self.turning else 0.0
         left = float(np.linalg.norm(points[self.next].pos - here.pos)) + sum(
             float(np.linalg.norm(b.pos - a.pos))
@@ -85,8 +90,11 @@ class PlanTo(MoveTo):
         if self.progress.stalled(-(left + self.METRES_PER_RADIAN * turn)):
             return self.fail(STUCK, f"no progress for {self.stuck_steps} steps, "
                                     f"{left * 100:.1f} cm of path left")
-        point = points[self.next]
-        self.command(self.robot.servo(point.pos, point.quat, self.robot.gripper_command))
+        # holding something, the hand turns to the goal's orientation and keeps it (as `move_to`),
+        # whatever the joint path does between its waypoints: what it carries is not tipped out
+        grip = self.robot.gripper_command
+        quat = self.quat if grip == CLOSE else points[self.next].quat
+        self.command(self.robot.servo(points[self.next].pos, quat, grip))
         return Status.RUNNING
 
 
@@ -95,8 +103,9 @@ class PlanGrasp(PlanTo):
 
     Tick contract: when it starts, ranks the object's grasps (`tether.scenes.grasp_choice`:
     from above, around the rim, from the side; kept when reachable with the whole hand clear
-    all along the way in) and takes the first the first time it starts, the next each time it
-    starts again (a retry after EMPTY_GRASP), round the list; plans a collision-free path to
+    all along the way in; checked lazily, so the first costs only its own checks) and takes the
+    first the first time it starts, the next each time it starts again (a retry after
+    EMPTY_GRASP), round the list; plans a collision-free path to
     `approach` m before it and then goes straight in, the hand turned as the grasp says. The
     first tick returns FAILURE with UNREACHABLE when the object has no feasible grasp or no path
     reaches it; otherwise as `plan_to` (SUCCESS at the grasp point). It does not close the
@@ -113,17 +122,20 @@ class PlanGrasp(PlanTo):
 
     def make_plan(self) -> Plan:
         name = deref(self.target.object)
-        grasps = feasible_grasps(self.robot, name, approach=self.approach)
-        if not grasps:
+        grasp = next(islice(feasible(self.robot, name, approach=self.approach), self.starts,
+                            None), None)
+        if grasp is None and self.starts:  # past the last: round to the first again
+            self.starts = 0
+            grasp = next(feasible(self.robot, name, approach=self.approach), None)
+        if grasp is None:
             return Plan(failure=f"'{name}' has no grasp the arm reaches with the hand clear")
-        grasp = grasps[self.starts % len(grasps)]
         self.starts += 1
         self.quat, self.turning = grasp.quat, True
-        self.feedback_message = f"{grasp.kind} grasp {self.starts} of {len(grasps)}"
+        self.feedback_message = f"{grasp.kind} grasp, feasible grasp {self.starts}"
         before = grasp.point - self.approach * grasp.approach
         allow = [deref(a) for a in self.allow]
         plan = plan_motion(self.robot.motion_space(allow), before, grasp.quat, seed=self.seed,
-                           max_checks=self.planning_checks)
+                           max_checks=self.planning_checks, straight_first=False)
         if plan.failure:
             return plan
         steps = int(np.ceil(self.approach / self.PASS))

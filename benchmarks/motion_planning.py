@@ -8,8 +8,10 @@ For the entity each goal literal of each scene acts on (privileged geometry:
 approach 10 cm above the entity's top (touching nothing) and the descent onto its `grasp` point
 (the entity may be touched), the hand kept as it starts. A row gives the motion, whether a path was
 found (else the planner's reason), the waypoints and the computation time (IK + RRT-Connect +
-shortcutting + interpolation), `time.perf_counter` around `plan_motion`. Timing is wall time on
-this machine.
+shortcutting + interpolation), `time.perf_counter` around `plan_motion`. For each entity an
+`on` or `in` literal moves, the ranking of its grasps (`feasible_grasps`: IK with the whole hand
+clear along each candidate's way in, what `plan_grasp` does when it starts) is timed too. Timing
+is wall time on this machine.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import time
 
 import numpy as np
 from rich.console import Console
@@ -24,6 +27,7 @@ from rich.table import Table
 
 os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen on a machine without a display
 
+from tether.scenes.grasp_choice import DOWN, candidates, feasible_grasps
 from tether.scenes.grasps import grasp_point
 from tether.scenes.libero_scene import LiberoScene
 from tether.scenes.motion import plan_motion
@@ -47,6 +51,7 @@ def main() -> None:
     args = parser.parse_args()
     table = Table("task", "state", "motion", "planned", "waypoints", "ms")
     times: list[float] = []
+    ranking: list[float] = []
     found = 0
     for task in args.task:
         scene = LiberoScene(task, init_state=args.init_states[0], seed=0)
@@ -61,6 +66,14 @@ def main() -> None:
                     found += plan.failure is None
                     table.add_row(task, str(state), label, plan.failure or "yes",
                                   str(len(plan.waypoints)), f"{plan.seconds * 1000:.0f}")
+                moved = (lit[1] for lit in scene.goal() if lit[0] in ("on", "in"))
+                for name in dict.fromkeys(moved):
+                    began = time.perf_counter()
+                    kept = feasible_grasps(scene, name)
+                    ranking.append((time.perf_counter() - began) * 1000)
+                    every = candidates(name, *scene.extent_of(name), DOWN, scene.handle_of(name))
+                    table.add_row(task, str(state), f"{name} grasp ranking",
+                                  f"{len(kept)} of {len(every)} kept", "-", f"{ranking[-1]:.0f}")
         finally:
             scene.close()
     console = Console(width=140)
@@ -68,6 +81,9 @@ def main() -> None:
     console.print(f"{found}/{len(times)} motions planned; planning time per motion: median "
                   f"{statistics.median(times):.0f} ms, mean {statistics.mean(times):.0f} ms, "
                   f"max {max(times):.0f} ms")
+    if ranking:
+        console.print(f"grasp ranking per object: median {statistics.median(ranking):.0f} ms, "
+                      f"max {max(ranking):.0f} ms over {len(ranking)} objects")
 
 
 if __name__ == "__main__":

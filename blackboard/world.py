@@ -386,9 +386,14 @@ class Perceived(Robot):
         with self._layout("collision geometry"):
             return self.scene.headroom(name)
 
-    def motion_space(self, allow: Sequence[str]) -> ConfigurationSpace:
+    def motion_space(self, allow: Sequence[str], carrying: str | None = None
+                     ) -> ConfigurationSpace:
         with self._layout("collision geometry"):
-            return self.scene.motion_space(allow)
+            return self.scene.motion_space(allow, carrying)
+
+    def handle_of(self, name: str):
+        with self._layout("collision geometry"):
+            return self.scene.handle_of(name)
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         with self._layout("collision geometry"):

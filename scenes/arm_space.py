@@ -3,8 +3,10 @@
 It works on its own copy of the scene's `MjData` (the scene is never disturbed): a configuration
 sets the arm's joints, `mj_fwdPosition` places the geometry and finds contacts, and the
 configuration is free when no geom of the robot (arm, hand, fingers) penetrates a geom outside
-the robot other than those of the entities the motion may touch. Everything else (objects,
-fingers' opening) stays as it was when the space was made.
+the robot other than those of the entities the motion may touch. An object the hand carries
+(`carried_joint`, its free joint) moves with the hand as it was held when the space was made,
+and its geoms count as the robot's: what it would knock into is a collision too. Everything else
+(other objects, fingers' opening) stays as it was when the space was made.
 
 Inverse kinematics is damped least squares on MuJoCo's own site Jacobian (position and
 orientation), started from the last solution this space found (poses asked in sequence, such as
@@ -35,15 +37,25 @@ class ArmSpace:
     PENETRATION = 1e-3  # contacts deeper than this (m) are collisions
 
     def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], *,
-                 site: int, body: int, robot_geoms: Iterable[int], allowed_geoms: Iterable[int]):
+                 site: int, body: int, robot_geoms: Iterable[int], allowed_geoms: Iterable[int],
+                 carried_geoms: Iterable[int] = (), carried_joint: int | None = None):
         self.model, self.data = model, mujoco.MjData(model)
         mujoco.mj_copyData(self.data, model, data)
+        self.carried = None if carried_joint is None else int(model.jnt_qposadr[carried_joint])
+        if self.carried is not None:  # the object's pose in the hand's frame
+            hand = data.xmat[body].reshape(3, 3)
+            pos, wxyz = data.qpos[self.carried:self.carried + 3], \
+                data.qpos[self.carried + 3:self.carried + 7]
+            self.held_pos = hand.T @ (pos - data.xpos[body])
+            self.held_rot = Rotation.from_matrix(hand).inv() * Rotation.from_quat(
+                [*wxyz[1:], wxyz[0]])
         self.qadr = np.array([model.jnt_qposadr[j] for j in joints])
         self.dofs = np.array([model.jnt_dofadr[j] for j in joints])
         self.low, self.high = model.jnt_range[joints, 0].copy(), model.jnt_range[joints, 1].copy()
         self.site, self.body = site, body
         self.robot = np.zeros(model.ngeom, bool)
         self.robot[list(robot_geoms)] = True
+        self.robot[list(carried_geoms)] = True
         self.allowed = np.zeros(model.ngeom, bool)
         self.allowed[list(allowed_geoms)] = True
         self.start = self.data.qpos[self.qadr].copy()
@@ -57,6 +69,13 @@ class ArmSpace:
 
     def _place(self, q: np.ndarray) -> None:
         self.data.qpos[self.qadr] = q
+        if self.carried is not None:
+            mujoco.mj_kinematics(self.model, self.data)
+            hand = self.data.xmat[self.body].reshape(3, 3)
+            a = self.carried
+            self.data.qpos[a:a + 3] = self.data.xpos[self.body] + hand @ self.held_pos
+            xyzw = (Rotation.from_matrix(hand) * self.held_rot).as_quat()
+            self.data.qpos[a + 3:a + 7] = [xyzw[3], *xyzw[:3]]
         mujoco.mj_fwdPosition(self.model, self.data)
 
     def free(self, q: np.ndarray) -> bool:

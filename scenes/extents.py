@@ -50,6 +50,7 @@ class BodyExtents:
             children.setdefault(int(model.body_parentid[b]), []).append(b)
         self.geoms: dict[str, np.ndarray] = {}
         self.points: dict[str, list[np.ndarray]] = {}
+        self.colliding: dict[str, np.ndarray] = {}  # per geom: in collision group 0
         for name, root in roots.items():
             bodies, stack = [], [root]
             while stack:
@@ -59,13 +60,24 @@ class BodyExtents:
             geoms = np.flatnonzero(np.isin(model.geom_bodyid, bodies))
             self.geoms[name] = geoms
             self.points[name] = [_local_points(model, g) for g in geoms]
+            self.colliding[name] = model.geom_group[geoms] == 0
 
     def __contains__(self, name: str) -> bool:
         return name in self.geoms and len(self.geoms[name]) > 0
 
     def of(self, name: str, data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray]:
         """(low, high) corners of `name`'s world-frame bounding box."""
-        world = [data.geom_xpos[g] + pts @ data.geom_xmat[g].reshape(3, 3).T
-                 for g, pts in zip(self.geoms[name], self.points[name], strict=True)]
-        allpts = np.concatenate(world)
+        allpts = np.concatenate(self._world(name, data))
         return allpts.min(axis=0), allpts.max(axis=0)
+
+    def parts(self, name: str, data: mujoco.MjData, origin: np.ndarray, axes: np.ndarray
+              ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(low, high) corners of each of `name`'s collision geoms' bounding boxes in the frame
+        at `origin` whose axes are the columns of `axes` (3x3, world)."""
+        local = [(pts - origin) @ axes for pts in self._world(name, data)]
+        return [(pts.min(axis=0), pts.max(axis=0))
+                for pts, colliding in zip(local, self.colliding[name], strict=True) if colliding]
+
+    def _world(self, name: str, data: mujoco.MjData) -> list[np.ndarray]:
+        return [data.geom_xpos[g] + pts @ data.geom_xmat[g].reshape(3, 3).T
+                for g, pts in zip(self.geoms[name], self.points[name], strict=True)]

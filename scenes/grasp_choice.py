@@ -2,18 +2,24 @@
 them without the hand or fingers touching anything else.
 
 `candidates` lists the ways to take an object from its bounding box (`tether.scenes.grasps` for
-the points): from above with the wrist at each yaw whose chord the open fingers span (`top`), a
-hollow object's rim all around (`rim`), and from the side at half height, the hand horizontal
-and pointing along each horizontal axis (`side`). `feasible_grasps` keeps, in that order of
-preference (top, rim, side; the wrist least turned first), those for which every pose along the
-straight way in (from `approach` m before the grasp to the grasp) has a collision-free IK
-solution in the scene's configuration space (`Robot.motion_space`: reachability and whole-hand
-clearance; the object itself may be touched). A tree tries the first and moves to the next on
+the points) and its handle when it has one (`Robot.handle_of`, `tether.scenes.handles`): first
+by the handle from above, the fingers closing across it `HANDLE_INSET` m in from its outer
+end and `HANDLE_DEPTH` m below its top (a mug's handle is made to hold it: its body's rim is
+wider than the open fingers); then from above with the wrist at each yaw whose chord the open
+fingers span (`top`; at yaw 0 when they span it at no yaw: what is at the top may be narrower
+than the box, a pot's knob), a hollow object's rim all around (`rim`), and from the side at half
+height, the hand horizontal and pointing along each horizontal axis (`side`). `feasible_grasps`
+keeps, in that order of preference (handle, top, rim, side; the wrist least turned first),
+those for which every pose along the straight way in (from `approach` m before the grasp to
+the grasp) has a collision-free IK solution in the scene's configuration space
+(`Robot.motion_space`: reachability and whole-hand clearance; the object itself may be
+touched). A tree tries the first and moves to the next on
 EMPTY_GRASP.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,12 +35,16 @@ from tether.scenes.grasps import (
     rim_grasps,
     span,
 )
+from tether.scenes.handles import Handle
 from tether.scenes.robot import Robot
 
-KINDS = ("top", "rim", "side")  # in the order preferred
+KINDS = ("handle", "top", "rim", "side")  # in the order preferred
 DOWN = Rotation.from_euler("xyz", [np.pi, 0.0, 0.0])  # the hand straight down, fingers along y
 LINE_STEP = 0.01  # between the poses checked along the way in (m)
 SIDE_DIRECTIONS = (0.0, np.pi / 2, np.pi, -np.pi / 2)  # world yaws the hand may point along
+OPEN_SPAN = 0.073  # the widest chord the open fingers (7.7 cm apart) close on at all (m)
+HANDLE_INSET = 0.012  # from a handle's outer end to where the fingers close on it (m)
+HANDLE_DEPTH = 0.012  # fingertips below the handle's top (m)
 
 
 @dataclass(frozen=True)
@@ -48,22 +58,22 @@ class Grasp:
     kind: str
 
 
-def candidates(name: str, low: np.ndarray, high: np.ndarray, down: Rotation) -> list[Grasp]:
+def candidates(name: str, low: np.ndarray, high: np.ndarray, down: Rotation,
+               handle: Handle | None = None) -> list[Grasp]:
     """Every candidate grasp, in the order preferred; `down` is the hand pointing straight down
-    with the wrist at yaw 0."""
+    with the wrist at yaw 0; `handle` the object's handle, if it has one."""
     below = np.array([0.0, 0.0, -1.0])
+    by_handle = [] if handle is None else [_handle_grasp(handle, down)]
     if is_hollow(name):  # pinched at the wall: the unturned rim point, then the rest of the rim
-        return [Grasp(grasp_point(name, low, high), down.as_quat(), below, "top")] + [
+        return by_handle + [Grasp(grasp_point(name, low, high), down.as_quat(), below, "top")] + [
             Grasp(point, _turn(down, yaw).as_quat(), below, "rim")
             for point, yaw in rim_grasps(low, high)]
-    grasps = [Grasp(grasp_point(name, low, high, axis_of(yaw)), _turn(down, yaw).as_quat(),
-                    below, "top")
-              for yaw in (0.0, *TURNED_YAWS) if span(low, high, yaw) <= MAX_SPAN]
+    grasps = by_handle + [
+        Grasp(grasp_point(name, low, high, axis_of(yaw)), _turn(down, yaw).as_quat(), below, "top")
+        for yaw in _spanned(low, high, (0.0, *TURNED_YAWS)) or [0.0]]
     middle = (low + high) / 2.0
-    for direction in SIDE_DIRECTIONS:
+    for direction in _spanned(low, high, SIDE_DIRECTIONS):
         along = np.array([np.cos(direction), np.sin(direction), 0.0])
-        if span(low, high, direction) > MAX_SPAN:
-            continue  # the fingers, closing across `along`, do not span it
         # tip the downward hand a quarter about the closing axis so that it points `along`
         closing = np.array([-along[1], along[0], 0.0])
         hand = Rotation.from_rotvec(np.pi / 2 * closing) * _turn(down, fold(direction))
@@ -73,14 +83,39 @@ def candidates(name: str, low: np.ndarray, high: np.ndarray, down: Rotation) -> 
     return grasps
 
 
-def feasible_grasps(robot: Robot, name: str, *, approach: float = 0.10) -> list[Grasp]:
+def feasible(robot: Robot, name: str, *, approach: float = 0.10) -> Iterator[Grasp]:
     """The candidates for `name` the arm reaches free of collision all along the straight way
-    in (from `approach` m before the grasp, every `LINE_STEP` m), best first."""
+    in (from `approach` m before the grasp, every `LINE_STEP` m), best first, each checked only
+    when asked for (a tree that takes the first checks no more)."""
     space = robot.motion_space([name])
     along = np.linspace(0.0, approach, int(np.ceil(approach / LINE_STEP)) + 1)
-    return [grasp for seed, grasp in enumerate(candidates(name, *robot.extent_of(name), DOWN))
+    every = candidates(name, *robot.extent_of(name), DOWN, robot.handle_of(name))
+    return (grasp for seed, grasp in enumerate(every)
             if all(space.solve(grasp.point - back * grasp.approach, grasp.quat, seed) is not None
-                   for back in along)]
+                   for back in along))
+
+
+def feasible_grasps(robot: Robot, name: str, *, approach: float = 0.10) -> list[Grasp]:
+    """All of `feasible`'s grasps."""
+    return list(feasible(robot, name, approach=approach))
+
+
+def _spanned(low: np.ndarray, high: np.ndarray, yaws: tuple[float, ...]) -> list[float]:
+    """The wrist yaws at which the open fingers span the box comfortably (`MAX_SPAN`); when at
+    none, those at which they span it at all (`OPEN_SPAN`: a can as wide as that every way)."""
+    spans = [span(low, high, yaw) for yaw in yaws]
+    easy = [yaw for yaw, width in zip(yaws, spans, strict=True) if width <= MAX_SPAN]
+    return easy or [yaw for yaw, width in zip(yaws, spans, strict=True) if width <= OPEN_SPAN]
+
+
+def _handle_grasp(handle: Handle, down: Rotation) -> Grasp:
+    """From above onto `handle`'s outer part, the fingers closing across it."""
+    out = handle.outward
+    reach = float(np.abs(out) @ (handle.high - handle.low)) / 2.0
+    point = handle.middle + (reach - HANDLE_INSET) * out
+    point[2] = handle.high[2] - HANDLE_DEPTH
+    yaw = fold(float(np.arctan2(out[1], out[0])))  # fingers close along (-sin yaw, cos yaw)
+    return Grasp(point, _turn(down, yaw).as_quat(), np.array([0.0, 0.0, -1.0]), "handle")
 
 
 def _turn(down: Rotation, yaw: float) -> Rotation:

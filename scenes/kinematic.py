@@ -24,6 +24,35 @@ FINGER_SPEED = 0.01  # m per step
 TABLE_Z = 0.0
 
 
+class PointSpace:
+    """The configuration space of a `KinematicScene`'s point end effector (`tether.scenes.motion`):
+    a configuration is its position, inside `bounds`; it is free outside every obstacle grown by
+    `margin`; its orientation stays `quat`."""
+
+    def __init__(self, scene: KinematicScene, obstacles: list[str], bounds: tuple[np.ndarray,
+                 np.ndarray], margin: float):
+        self.scene, self.obstacles, self.bounds, self.margin = scene, obstacles, bounds, margin
+        self.quat = scene.eef_pose().quat
+
+    def limits(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.bounds
+
+    def current(self) -> np.ndarray:
+        return self.scene.eef_pose().pos
+
+    def free(self, q: np.ndarray) -> bool:
+        boxes = self.scene.boxes
+        return not any(np.all(np.abs(q - boxes[n].pos) <= boxes[n].half + self.margin)
+                       for n in self.obstacles)
+
+    def pose(self, q: np.ndarray) -> Pose:
+        return Pose(np.array(q, float), self.quat.copy())
+
+    def solve(self, pos: np.ndarray, quat: np.ndarray, seed: int) -> np.ndarray | None:
+        inside = np.all((pos >= self.bounds[0]) & (pos <= self.bounds[1]))
+        return np.array(pos, float) if inside and self.free(pos) else None
+
+
 @dataclass
 class Box:
     pos: np.ndarray
@@ -31,7 +60,12 @@ class Box:
 
 
 class KinematicScene(Robot):
-    """A table with named boxes; `goal` is a list of `("on", a, b)` literals."""
+    """A table with named boxes; `goal` is a list of `("on", a, b)` literals. The end effector
+    passes through them all unless they are `obstacles` (`tether.scenes.obstacles`)."""
+
+    obstacles: frozenset[str] = frozenset()
+    MARGIN = 0.01  # clearance a planned motion keeps from obstacles (m)
+    REACH = 0.6  # half side of the cube around the origin a planned motion stays in (m)
 
     def __init__(self, boxes: dict[str, tuple[list[float], list[float]]],
                  goal: list[tuple[str, ...]] = (), eef: tuple[float, float, float] = (0, 0, 0.3)):
@@ -46,6 +80,13 @@ class KinematicScene(Robot):
 
     def eef_pose(self) -> Pose:
         return Pose(self.eef.copy(), self.quat.copy())
+
+    def motion_space(self, allow, carrying: str | None = None) -> PointSpace:
+        """The end effector as a point (what it carries is not modelled); obstacles not in
+        `allow` are avoided."""
+        reach = np.full(3, self.REACH)
+        return PointSpace(self, [n for n in sorted(self.obstacles) if n not in allow],
+                          (-reach, reach), self.MARGIN)
 
     def gripper_width(self) -> float:
         return self.width

@@ -38,6 +38,7 @@ from typing import Any
 
 import mujoco
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError, did_you_mean
 from tether.scenes.aliases import resolve as resolve_alias
@@ -46,6 +47,7 @@ from tether.scenes.cameras import Cameras, View
 from tether.scenes.catalogue import Task, get_task
 from tether.scenes.extents import BodyExtents
 from tether.scenes.grasps import axis_of
+from tether.scenes.handles import Handle, find_handle
 from tether.scenes.isolation import privileged
 from tether.scenes.joints import HINGE, SLIDE, Joint, arm_of, from_model
 from tether.scenes.placing import set_down
@@ -288,6 +290,25 @@ class LiberoScene(Robot):
         return True
 
     @privileged
+    def handle_of(self, name: str) -> Handle | None:
+        """The handle among the boxes of body `name`'s collision geoms in its own frame
+        (`find_handle`), turned into the world frame."""
+        name = self._canonical(name)
+        if name not in self._extents:
+            return None
+        pose = self.pose_of(name)
+        axes = Rotation.from_quat(pose.quat).as_matrix()
+        handle = find_handle(self._extents.parts(name, self._data, pose.pos, axes))
+        if handle is None:
+            return None
+        corners = np.array([[x, y, z] for x in (handle.low[0], handle.high[0])
+                            for y in (handle.low[1], handle.high[1])
+                            for z in (handle.low[2], handle.high[2])]) @ axes.T + pose.pos
+        outward = axes @ handle.outward
+        outward[2] = 0.0
+        return Handle(corners.min(axis=0), corners.max(axis=0), outward / np.linalg.norm(outward))
+
+    @privileged
     def hinge_of(self, name: str) -> Hinge:
         """The first hinge joint among fixture `name`'s bodies. Its door is the body it turns
         (direction: from the hinge to that body's centre of mass); the door is shut at the
@@ -364,13 +385,23 @@ class LiberoScene(Robot):
             for g in np.flatnonzero((model.geom_bodyid == body) & (model.geom_group == 0))])
 
     @privileged
-    def motion_space(self, allow: Sequence[str]) -> ArmSpace:
+    def motion_space(self, allow: Sequence[str], carrying: str | None = None) -> ArmSpace:
         """The Panda's seven joints among the scene's collision geometry, on a copy of the
-        simulation (`tether.scenes.arm_space`); the bodies named in `allow` may be touched."""
+        simulation (`tether.scenes.arm_space`); the bodies named in `allow` may be touched; the
+        object `carrying` (on a free joint) moves with the hand."""
+        model = self._env.env.sim.model._model
         allowed = [g for name in allow for g in self._extents.geoms.get(self._canonical(name), ())]
-        return ArmSpace(self._env.env.sim.model._model, self._data,
-                        list(self._robot._ref_joint_indexes), site=self._robot.eef_site_id,
-                        body=self._eef_body, robot_geoms=self._robot_geoms, allowed_geoms=allowed)
+        carried, joint = (), None
+        if carrying is not None:
+            body = self._bodies[self._canonical(carrying)]
+            if model.body_jntnum[body] and \
+                    model.jnt_type[model.body_jntadr[body]] == mujoco.mjtJoint.mjJNT_FREE:
+                carried, joint = self._extents.geoms[self._canonical(carrying)], \
+                    int(model.body_jntadr[body])
+        return ArmSpace(model, self._data, list(self._robot._ref_joint_indexes),
+                        site=self._robot.eef_site_id, body=self._eef_body,
+                        robot_geoms=self._robot_geoms, allowed_geoms=allowed,
+                        carried_geoms=carried, carried_joint=joint)
 
     @privileged
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:

@@ -12,7 +12,10 @@ interface.
     if plan.failure: ...                      # no IK solution, or no collision-free path
     for pose in plan.waypoints: ...           # end-effector poses, about `spacing` m apart
 
-The goal configuration comes from IK; OMPL's RRT-Connect joins the start to it through free
+A straight line comes first (unless `straight_first` is off): when every pose along it (every
+`spacing` m, the hand turning evenly) has a free IK solution, it is the plan, as a straight
+`move_to` would go. Otherwise the
+goal configuration comes from IK; OMPL's RRT-Connect joins the start to it through free
 configurations (edges checked every `resolution` of the space's extent), the path is
 shortcut-simplified and interpolated, and its configurations are turned into end-effector poses
 that the Cartesian controller tracks. OMPL's random generator is seeded, so a seed gives the same
@@ -26,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.spatial.transform import Rotation, Slerp
 
 from tether.scenes.robot import ConfigurationSpace, Pose
 
@@ -43,7 +47,7 @@ class Plan:
 
 def plan_motion(space: ConfigurationSpace, pos: np.ndarray, quat: np.ndarray, *, seed: int,
                 max_checks: int = 20000, resolution: float = 0.005,
-                spacing: float = 0.02) -> Plan:
+                spacing: float = 0.02, straight_first: bool = True) -> Plan:
     """Plan from the current configuration to the end effector at (`pos`, `quat`)."""
     from ompl import base as ob
     from ompl import geometric as og
@@ -52,6 +56,10 @@ def plan_motion(space: ConfigurationSpace, pos: np.ndarray, quat: np.ndarray, *,
     began = time.perf_counter()
     ou.setLogLevel(ou.LOG_NONE)
     ou.RNG.setSeed(seed + 1)  # OMPL takes 0 as "choose a seed"
+    straight = straight_first and _straight(space, np.asarray(pos, float),
+                                            np.asarray(quat, float), seed, spacing)
+    if straight:
+        return Plan(waypoints=straight, seconds=time.perf_counter() - began)
     goal = space.solve(np.asarray(pos, float), np.asarray(quat, float), seed)
     if goal is None:
         return Plan(failure="no collision-free arm configuration reaches the target",
@@ -98,6 +106,23 @@ def plan_motion(space: ConfigurationSpace, pos: np.ndarray, quat: np.ndarray, *,
                for k in range(path.getStateCount())]
     waypoints = _dense([space.pose(q) for q in _joint_steps(configs, space, spacing)], spacing)
     return Plan(waypoints=waypoints, seconds=time.perf_counter() - began)
+
+
+def _straight(space: ConfigurationSpace, pos: np.ndarray, quat: np.ndarray, seed: int,
+              spacing: float) -> list[Pose]:
+    """The straight line to the goal, the hand turning evenly on the way, as waypoints every
+    `spacing` m, when every one of them has a free IK solution; else []."""
+    here = space.pose(space.current())
+    if not space.free(space.current()):
+        return []  # in contact at the start (a finger on what it set down): plan the way out
+    turn = Slerp([0.0, 1.0], Rotation.from_quat([here.quat, quat]))
+    pieces = max(1, int(np.ceil(np.linalg.norm(pos - here.pos) / spacing)))
+    poses = [Pose(here.pos + (pos - here.pos) * t, turn([t]).as_quat()[0])
+             for t in np.linspace(0.0, 1.0, pieces + 1)[1:]]
+    for p in poses:
+        if space.solve(p.pos, p.quat, seed) is None:
+            return []
+    return poses
 
 
 def _joint_steps(configs: list[np.ndarray], space: ConfigurationSpace,

@@ -12,36 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from tether.scenes.kinematic import KinematicScene
-from tether.scenes.robot import Pose
-
-
-class PointSpace:
-    """The configuration space of `ObstacleScene`'s point end effector (`tether.scenes.motion`):
-    a configuration is its position, inside `bounds`; it is free outside every obstacle grown by
-    `margin`; its orientation stays `quat`."""
-
-    def __init__(self, scene: ObstacleScene, obstacles: list[str], bounds: tuple[np.ndarray,
-                 np.ndarray], margin: float):
-        self.scene, self.obstacles, self.bounds, self.margin = scene, obstacles, bounds, margin
-        self.quat = scene.eef_pose().quat
-
-    def limits(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.bounds
-
-    def current(self) -> np.ndarray:
-        return self.scene.eef_pose().pos
-
-    def free(self, q: np.ndarray) -> bool:
-        boxes = self.scene.boxes
-        return not any(np.all(np.abs(q - boxes[n].pos) <= boxes[n].half + self.margin)
-                       for n in self.obstacles)
-
-    def pose(self, q: np.ndarray) -> Pose:
-        return Pose(np.array(q, float), self.quat.copy())
-
-    def solve(self, pos: np.ndarray, quat: np.ndarray, seed: int) -> np.ndarray | None:
-        inside = np.all((pos >= self.bounds[0]) & (pos <= self.bounds[1]))
-        return np.array(pos, float) if inside and self.free(pos) else None
 
 
 class ObstacleScene(KinematicScene):
@@ -50,20 +20,11 @@ class ObstacleScene(KinematicScene):
     def __init__(self, boxes: dict[str, tuple[list[float], list[float]]],
                  obstacles: dict[str, tuple[list[float], list[float]]], **kwargs):
         super().__init__({**boxes, **obstacles}, **kwargs)
-        self.obstacles = set(obstacles)
+        self.obstacles = frozenset(obstacles)
 
     def blocked(self, point: np.ndarray) -> bool:
         return any(np.all(np.abs(point - self.boxes[n].pos) <= self.boxes[n].half)
                    for n in self.obstacles)
-
-    MARGIN = 0.01  # clearance a planned motion keeps from obstacles (m)
-    REACH = 0.6  # half side of the cube around the origin a planned motion stays in (m)
-
-    def motion_space(self, allow) -> PointSpace:
-        """The end effector as a point; obstacles not in `allow` are avoided."""
-        reach = np.full(3, self.REACH)
-        return PointSpace(self, [n for n in sorted(self.obstacles) if n not in allow],
-                          (-reach, reach), self.MARGIN)
 
     def _apply(self, action: np.ndarray) -> None:
         before = self.eef.copy()

@@ -24,6 +24,7 @@ from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError
 from tether.scenes.cameras import Capture, Still
+from tether.scenes.handles import Handle
 from tether.scenes.isolation import Isolation
 from tether.scenes.joints import Joint
 
@@ -163,6 +164,11 @@ class Robot(abc.ABC):
         touching nothing but entity `ignore` and the robot. Scenes without geometry say yes."""
         return True
 
+    def handle_of(self, name: str) -> Handle | None:
+        """The handle of object `name` (a mug's: `tether.scenes.handles`), or None when it has
+        none or the scene has no geometry."""
+        return None
+
     def hinge_of(self, name: str) -> Hinge:
         """The hinge of articulated fixture `name`'s door (a microwave's); `TetherError` when
         the scene knows of none."""
@@ -179,9 +185,11 @@ class Robot(abc.ABC):
         (a stove's knob); `TetherError` when the scene knows of none."""
         raise TetherError(f"'{name}' has no joint in this scene")
 
-    def motion_space(self, allow: Sequence[str]) -> ConfigurationSpace:
+    def motion_space(self, allow: Sequence[str], carrying: str | None = None
+                     ) -> ConfigurationSpace:
         """The arm among the scene's geometry for one planned motion that may touch the
-        entities in `allow` (`tether.scenes.motion`); `TetherError` when the scene has none."""
+        entities in `allow` (`tether.scenes.motion`), with the object `carrying` moving with the
+        hand as it is held now; `TetherError` when the scene has no geometry."""
         raise TetherError("this scene has no geometry to plan motions in")
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:

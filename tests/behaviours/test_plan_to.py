@@ -70,13 +70,23 @@ def test_plan_to_may_touch_only_what_allow_names(tmp_path, allow, outcome):
     assert result.tree_status == outcome
 
 
-def test_plan_to_in_a_scene_without_geometry_is_one_clear_error(tmp_path):
+def test_plan_to_in_a_kinematic_scene_goes_straight_through_its_boxes(tmp_path):
+    """Nothing in a kinematic scene is solid: its configuration space has no obstacles."""
     from tests.trees.harness import scene
 
     robot = scene()
     root = compile_node(tmp_path, "plan_to: {target: [0.1, 0.0, 0.3]}", robot)
+    result, frames = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    assert np.linalg.norm(robot.eef_pose().pos - [0.1, 0.0, 0.3]) <= 0.01
+
+
+def test_a_robot_without_geometry_has_no_motion_space_one_clear_error():
+    from tests.trees.harness import scene
+    from tether.scenes.robot import Robot
+
     with pytest.raises(TetherError, match="no geometry to plan motions in"):
-        run(root, robot)
+        Robot.motion_space(scene(), [])
 
 
 def test_plan_to_allow_must_be_a_list_of_names(tmp_path):
@@ -203,3 +213,25 @@ def test_plan_grasp_on_libero_takes_the_bowl_and_lifts_it(tmp_path, libero):
     result, _ = run(root, libero, budget=300)
     assert result.tree_status == "SUCCESS"
     assert libero.is_grasped(bowl)
+
+
+@pytest.mark.slow
+def test_the_carried_object_moves_with_the_hand_in_the_plan_and_may_not_hit_anything(
+        tmp_path, libero):
+    """With the bowl held, a hand pose that keeps the fingers 1 cm over the table but sinks the
+    bowl hanging below them into it is free only if the bowl is not carried."""
+    libero.reset()
+    bowl = "akita_black_bowl_1"
+    root = compile_node(tmp_path, f"subtree: grasp\nwith: {{object: {bowl}}}", libero)
+    result, _ = run(root, libero, budget=400)
+    assert result.tree_status == "SUCCESS"
+    here = libero.eef_pose()
+    below = here.pos[2] - libero.extent_of(bowl)[0][2]  # the bowl's bottom under the fingertips
+    table = libero.extent_of("plate_1")[0][2]
+    low = here.pos + [0.0, 0.0, table + 0.01 + (below - 0.01) / 2 - here.pos[2]]
+    assert below > 0.02
+
+    loose = libero.motion_space([bowl])
+    q = loose.solve(low, here.quat, 0)
+    assert q is not None and loose.free(q)
+    assert not libero.motion_space([bowl], carrying=bowl).free(q)

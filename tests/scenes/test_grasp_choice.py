@@ -59,3 +59,30 @@ def test_a_wall_on_one_side_removes_the_grasp_that_comes_in_through_it():
 
 def test_boxed_in_under_a_shelf_no_grasp_is_feasible():
     assert feasible_grasps(shelf_scene(0, sides_blocked=("-x", "+x", "-y", "+y")), CHEESE) == []
+
+
+def test_an_object_with_a_handle_is_taken_by_it_first_the_fingers_closing_across_it():
+    from tether.scenes.handles import Handle
+
+    handle = Handle(np.array([-0.008, -0.075, 0.02]), np.array([0.008, -0.045, 0.085]),
+                    np.array([0.0, -1.0, 0.0]))
+    low, high = np.array([-0.05, -0.075, 0.0]), np.array([0.05, 0.05, 0.1])
+    grasps = candidates("mug_1", low, high, DOWN, handle)
+    first = grasps[0]
+    assert first.kind == "handle" and [g.kind for g in grasps[1:]].count("handle") == 0
+    # 1.2 cm in from the handle's outer end, 1.2 cm below its top
+    assert np.allclose(first.point, [0.0, -0.063, 0.073])
+    # the fingers close along (-sin yaw, cos yaw): across the handle, along world x
+    closing = Rotation.from_quat(first.quat).apply([0.0, 1.0, 0.0])
+    assert np.allclose(np.abs(closing), [1.0, 0.0, 0.0], atol=1e-6)
+    assert candidates("mug_1", low, high, DOWN)[0].kind == "top"  # no handle: as before
+
+
+def test_an_object_the_fingers_span_only_just_every_way_is_still_taken_from_above():
+    """A can 6.6 x 7.1 cm: wider than the comfortable span every way, within the open fingers."""
+    low, high = np.array([0.0, 0.0, 0.0]), np.array([0.066, 0.071, 0.084])
+    grasps = candidates("can_1", low, high, DOWN)
+    assert [g.kind for g in grasps][:1] == ["top"]
+    assert np.allclose(grasps[0].quat, DOWN.as_quat())  # the narrower chord: fingers along y
+    # wider than the fingers every way: from above at yaw 0 only (a knob on top may fit them)
+    assert [g.kind for g in candidates("box_1", low, high + [0.02, 0.02, 0], DOWN)] == ["top"]

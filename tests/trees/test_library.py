@@ -119,3 +119,47 @@ def test_place_comes_over_its_target_high_and_then_down(tmp_path: Path):
     crossing = 0.01 + 0.25  # the plate's top plus `height` and `cross`
     assert all(f.eef[2] - 0.02 >= crossing - 0.01 for f in frames[:first_over + 1])
     assert frames[-1].eef[2] - 0.02 < crossing - 0.1  # and then down
+
+
+# --- planned grasps around obstacles (kinematic obstacles: cheap and exact) ------------------
+PLANNED_PICK = """
+sequence:
+  - set_gripper: open
+  - plan_grasp: cream_cheese_1
+  - set_gripper: close
+  - plan_to: {target: {relative: [0, 0, 0.12]}}
+"""
+
+
+def _planned_pick_in(tmp_path: Path, robot):
+    from tests.trees.harness import compile_node
+    from tests.trees.harness import run as run_tree
+
+    return run_tree(compile_node(tmp_path, PLANNED_PICK, robot), robot, budget=1500)
+
+
+def test_a_planned_grasp_goes_around_the_shelf_that_blocks_the_straight_way_down(tmp_path):
+    from tether.scenes.obstacles import shelf_scene
+
+    robot = shelf_scene(0)
+    start = robot.eef_pose().pos
+    cheese = robot.boxes["cream_cheese_1"].pos.copy()
+    assert robot.blocked(np.array([cheese[0], cheese[1], 0.09]))  # straight down meets the shelf
+    result, frames = _planned_pick_in(tmp_path, robot)
+
+    assert result.tree_status == "SUCCESS" and robot.is_grasped("cream_cheese_1")
+    assert not any(robot.blocked(f.eef) for f in frames)
+    assert start[2] > 0.1 and any(f.eef[2] < 0.08 for f in frames)  # it went in under the shelf
+
+
+def test_a_planned_grasp_no_way_reaches_fails_unreachable_before_the_arm_moves(tmp_path):
+    from tests.trees.harness import errors
+    from tether.scenes.obstacles import shelf_scene
+
+    robot = shelf_scene(0, sides_blocked=("-x", "+x", "-y", "+y"))
+    start = robot.eef_pose().pos
+    result, frames = _planned_pick_in(tmp_path, robot)
+
+    assert result.tree_status == "FAILURE"
+    assert {e["code"] for e in errors()} == {"UNREACHABLE"}
+    assert all(np.array_equal(f.eef, start) for f in frames)

@@ -1,0 +1,51 @@
+"""`plan_grasp` takes a mug by its handle (a LIBERO scene with mugs; slow)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.trees.harness import compile_node, run
+
+TASK = ("libero_10/LIVING_ROOM_SCENE5_put_the_white_mug_on_the_left_plate_and_put_the_yellow_and_"
+        "white_mug_on_the_right_plate")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mug", ["porcelain_mug_1", "white_yellow_mug_1"])
+def test_plan_grasp_takes_a_mug_by_its_handle_and_lifts_it(tmp_path, mug):
+    from tether.scenes.libero_scene import LiberoScene
+
+    scene = LiberoScene(TASK, init_state=0, seed=0)
+    try:
+        handle = scene.handle_of(mug)
+        corners = np.array([[x, y, z] for x in (handle.low[0], handle.high[0])
+                            for y in (handle.low[1], handle.high[1])
+                            for z in (handle.low[2], handle.high[2])])
+        bottom = scene.extent_of(mug)[0][2]
+        on_handle = _in_mug_frame(scene, mug, corners)  # the handle's corners, held by the mug
+        root = compile_node(tmp_path, f"""
+            sequence:
+              - set_gripper: open
+              - plan_grasp: {mug}
+              - set_gripper: close
+              - plan_to: {{target: {{relative: [0, 0, 0.1]}}}}
+            """, scene)
+        result, _ = run(root, scene, budget=600)
+
+        assert result.tree_status == "SUCCESS"
+        assert scene.extent_of(mug)[0][2] > bottom + 0.02  # off the table, hanging from the hand
+        # the fingers are on the handle, wherever the mug hangs from them now
+        fingers = _in_mug_frame(scene, mug, scene.eef_pose().pos[None])[0]
+        near = 0.015  # m
+        assert np.all(fingers >= on_handle.min(axis=0) - near)
+        assert np.all(fingers <= on_handle.max(axis=0) + near)
+    finally:
+        scene.close()
+
+
+def _in_mug_frame(scene, mug: str, points: np.ndarray) -> np.ndarray:
+    from scipy.spatial.transform import Rotation
+
+    pose = scene.pose_of(mug)
+    return (points - pose.pos) @ Rotation.from_quat(pose.quat).as_matrix()
