@@ -188,7 +188,9 @@ def test_shipped_suites_load_by_name_with_the_installed_trees(installed, where):
         "analytic": str(library / "pick_place.yaml"),
         "memory": str(library / "recall_pick_place.yaml"),
         "harness": str(library / "vla_pick_place.yaml"),
-        "bare": str(library / "vla_bare.yaml")}, "skipped": []}
+        "bare": str(library / "vla_bare.yaml"),
+        "analytic_camera": str(library / "pick_place.yaml"),
+        "harness_camera": str(library / "vla_pick_place.yaml")}, "skipped": []}
     assert loaded["long_horizon"]["skipped"] == ["planned"]
     assert loaded["learning"]["arms"] == {"persistent": str(library / "recall_pick_place.yaml"),
                                           "fresh": str(library / "recall_pick_place.yaml")}
