@@ -1,6 +1,6 @@
 """Work robosuite repeats without changing a number: recompiling a model, re-running a forward.
 
-Three shortcuts, each giving bit-identical simulations (tests/scenes/test_fast_physics.py,
+Four shortcuts, each giving bit-identical simulations (tests/scenes/test_fast_physics.py,
 tests/scenes/test_scene_cache.py):
 
 - `cache_compiled_models()`: robosuite builds every `MjSim` from a model XML string
@@ -17,6 +17,15 @@ tests/scenes/test_scene_cache.py):
   integrator: MuJoCo's `mj_step1` + `mj_step2` is `mj_step`, `mj_step1` being what the first
   forward computed). Not for RK4, whose `mj_step2` is Euler; `mj_step`'s check for a diverged
   state (a reset with a warning) is skipped with its forward.
+- `streamline_control(env)`: at each of the 25 physics substeps of a control step robosuite's
+  arm controller re-reads the arm's state (`Controller.update`): it looks the end-effector site
+  up by name four times, runs `mj_jacSite` four times (twice for the velocities, twice for the
+  Jacobians), allocates a full mass matrix, and the robot recomputes its action limits three
+  times and its torque limits and gripper ranges once. For a single arm under operational-space
+  control (LIBERO's `OSC_POSE`) these become one `mj_jacSite` into kept arrays and indices looked
+  up once per controller (robosuite builds a new controller at every reset); every number is
+  computed by the same numpy operation on the same operands as before, and the controller's own
+  law (`run_controller`) is robosuite's.
 - `keep_compiled_model(env)`: a reset of a built scene keeps its compiled model (robosuite's
   soft reset, `mj_resetData`) instead of rebuilding it from the XML, whose copy alone costs
   ~0.25 s (a LIBERO model carries ~140 MB of textures). What an episode may have edited in the
@@ -30,6 +39,7 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -88,6 +98,101 @@ def skip_repeated_forward(env: Any) -> None:
             del sim.forward
         if sim.model._model.opt.integrator != mujoco.mjtIntegrator.mjINT_RK4:
             sim.step = partial(_second_half, sim)
+
+    env._pre_action = _pre_action
+
+
+@dataclass
+class _ArmState:
+    """What `Controller.update` reads for one controller, looked up once, and its kept arrays."""
+
+    controller: Any
+    site: int
+    qpos: np.ndarray
+    qvel: np.ndarray
+    jacp: np.ndarray
+    jacr: np.ndarray
+    full_mass: np.ndarray
+
+    @classmethod
+    def of(cls, controller: Any) -> _ArmState:
+        nv = controller.sim.model.nv
+        return cls(controller, controller.sim.model.site_name2id(controller.eef_name),
+                   np.asarray(controller.qpos_index), np.asarray(controller.qvel_index),
+                   np.zeros((3, nv)), np.zeros((3, nv)), np.zeros((nv, nv)))
+
+    def update(self, force: bool = False) -> None:
+        """`Controller.update`: the same values, one Jacobian evaluation."""
+        c = self.controller
+        if not (c.new_update or force):
+            return
+        c.sim.forward()
+        model, data = c.sim.model._model, c.sim.data._data
+        mujoco.mj_jacSite(model, data, self.jacp, self.jacr, self.site)
+        c.ee_pos = np.array(data.site_xpos[self.site])
+        c.ee_ori_mat = np.array(data.site_xmat[self.site].reshape([3, 3]))
+        c.ee_pos_vel = np.dot(self.jacp, data.qvel)
+        c.ee_ori_vel = np.dot(self.jacr, data.qvel)
+        c.joint_pos = data.qpos[self.qpos]
+        c.joint_vel = data.qvel[self.qvel]
+        c.J_pos = self.jacp[:, self.qvel]
+        c.J_ori = self.jacr[:, self.qvel]
+        c.J_full = np.vstack([c.J_pos, c.J_ori])
+        mujoco.mj_fullM(model, self.full_mass, data.qM)
+        c.mass_matrix = self.full_mass[self.qvel, :][:, self.qvel]
+        c.new_update = False
+
+
+class _ArmControl:
+    """`SingleArm.control` for an operational-space controller and a gripper, its limits and
+    actuator indices looked up once."""
+
+    def __init__(self, robot: Any) -> None:
+        self.robot, self.arm = robot, None
+        self.action_dim = robot.action_dim
+        model = robot.sim.model
+        self.torque_low, self.torque_high = robot.torque_limits
+        self.joint_actuators = robot._ref_joint_actuator_indexes
+        self.grip_actuators = [model.actuator_name2id(a) for a in robot.gripper.actuators]
+        ctrl_range = model.actuator_ctrlrange[self.grip_actuators]
+        self.grip_bias = 0.5 * (ctrl_range[:, 1] + ctrl_range[:, 0])
+        self.grip_weight = 0.5 * (ctrl_range[:, 1] - ctrl_range[:, 0])
+
+    def __call__(self, action: np.ndarray, policy_step: bool = False) -> None:
+        robot = self.robot
+        controller = robot.controller
+        if self.arm is None or self.arm.controller is not controller:
+            self.arm = _ArmState.of(controller)
+            controller.update = self.arm.update
+        assert len(action) == self.action_dim, f"expected an action of {self.action_dim}"
+        dim = controller.control_dim
+        if policy_step:
+            controller.set_goal(action[:dim])
+        robot.torques = np.clip(controller.run_controller(), self.torque_low, self.torque_high)
+        grip = robot.gripper.format_action(action[dim:])
+        data = robot.sim.data
+        data.ctrl[self.grip_actuators] = self.grip_bias + self.grip_weight * grip
+        data.ctrl[self.joint_actuators] = robot.torques
+
+
+def streamline_control(env: Any) -> None:
+    """Give `env`'s single-arm operational-space robots the streamlined `control` (others keep
+    robosuite's), and `env` a `_pre_action` that hands each its slice of the action with the
+    sizes looked up once. Call it before `skip_repeated_forward`, which wraps `_pre_action`."""
+    from robosuite.controllers.osc import OperationalSpaceController
+    from robosuite.robots.single_arm import SingleArm
+
+    for robot in env.robots:
+        if (type(robot).control is SingleArm.control and robot.has_gripper
+                and type(robot.controller) is OperationalSpaceController):
+            robot.control = _ArmControl(robot)
+    bounds = np.cumsum([0] + [robot.action_dim for robot in env.robots])
+    robots = list(zip(env.robots, bounds[:-1], bounds[1:], strict=True))
+
+    def _pre_action(action: np.ndarray, policy_step: bool = False) -> None:
+        assert len(action) == bounds[-1], f"expected an action of {bounds[-1]}"
+        for robot, start, stop in robots:
+            robot.control(action[start:stop], policy_step=policy_step)
 
     env._pre_action = _pre_action
 

@@ -88,6 +88,7 @@ class LiberoScene(Robot):
             cache_compiled_models,
             keep_compiled_model,
             skip_repeated_forward,
+            streamline_control,
         )
         from tether.scenes.libero_setup import import_libero
 
@@ -122,6 +123,7 @@ class LiberoScene(Robot):
                 f"unknown camera in {list(self.cameras)} ({e}); LIBERO's are 'agentview' and "
                 "'robot0_eye_in_hand'"
             ) from None
+        streamline_control(self._env.env)
         skip_repeated_forward(self._env.env)
         self._compiled = keep_compiled_model(self._env.env)
         self._obs: dict[str, Any] = {}

@@ -63,9 +63,10 @@ def _states(scene: LiberoScene, actions: np.ndarray) -> list[np.ndarray]:
 @pytest.mark.slow
 def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypatch):
     """The same 20 random actions from a recorded initial state, with the shortcuts (resets that
-    keep the model, one forward and `mj_step2` per substep) and without (robosuite's compile and
-    hard reset, the controller's forward, `mj_step`): same state after every step, also after
-    the kept model was edited and the gripper driven by an earlier episode."""
+    keep the model, one forward and `mj_step2` per substep, the streamlined arm control) and
+    without (robosuite's compile and hard reset, the controller's forward and state reads,
+    `mj_step`): same state after every step, also after the kept model was edited, the gripper
+    driven by an earlier episode and the controller rebuilt by a reset."""
     from robosuite.utils.binding_utils import MjSim
 
     actions = np.random.default_rng(0).uniform(-1, 1, (20, 7))
@@ -82,9 +83,12 @@ def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypa
         monkeypatch.setattr(mujoco, "mj_step", lambda m, d: calls.append("step"))
         monkeypatch.setattr(mujoco, "mj_step2", lambda m, d, step2=mujoco.mj_step2:
                             calls.append("step2") or step2(m, d))
+        monkeypatch.setattr(mujoco, "mj_jacSite", lambda *a, jac=mujoco.mj_jacSite:
+                            calls.append("jacobian") or jac(*a))
         fast.step(actions[0])
-        # one forward and the second half of a step per physics substep, no second forward
-        assert calls == ["forward", "step2"] * 25
+        # per physics substep: one forward, the arm's Jacobians in one evaluation (robosuite's
+        # controller evaluates them four times), the second half of a step
+        assert calls == ["forward", "jacobian", "step2"] * 25
         monkeypatch.undo()
         fast.reset(3, 3)
         with_shortcuts = _states(fast, actions)
@@ -93,6 +97,7 @@ def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypa
     monkeypatch.setattr(MjSim, "from_xml_string", classmethod(
         lambda cls, xml: cls(mujoco.MjModel.from_xml_string(xml))))
     monkeypatch.setattr(fast_physics, "skip_repeated_forward", lambda env: None)
+    monkeypatch.setattr(fast_physics, "streamline_control", lambda env: None)
     monkeypatch.setattr(fast_physics, "keep_compiled_model",
                         lambda env: fast_physics.ModelFields(env.sim.model._model))
     plain = LiberoScene(TASK, init_state=3, seed=3)
