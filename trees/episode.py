@@ -122,6 +122,7 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
     with located(root):
         tree.setup(robot=robot, memory=memory, services=services)
     ticks = 0
+    order: dict = {}  # node id -> (place in the tree, node): the visited nodes in tree order
     while robot.steps < budget:
         with located(root):
             tree.tick()
@@ -133,9 +134,11 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
         elif not finished:
             robot.hold()
         if observers:
+            if not order.keys() >= visitor.visited.keys():  # new nodes: a subtree was replaced
+                order = {n.id: (k, n) for k, n in enumerate(root.iterate())}
             tip = root.tip()
             tick = Tick(ticks, root.status, tip.name if tip else None, action, by,
-                        [n for n in root.iterate() if n.id in visitor.visited])
+                        [n for _, n in sorted(order[i] for i in visitor.visited)])
             for observe in observers:
                 observe(tick)
         if finished:
