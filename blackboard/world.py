@@ -43,6 +43,7 @@ from tether.blackboard import trace_events
 from tether.errors import TetherError
 from tether.registry import Registry
 from tether.scenes.localization import LocalizeConfig, Located, Sighting, localize_instances
+from tether.scenes.predicates import box_distance
 from tether.scenes.projection import CameraGeometry
 from tether.scenes.robot import CLOSE, ConfigurationSpace, Hinge, Pose, Robot
 from tether.scenes.vocabulary import category_of
@@ -142,7 +143,7 @@ class CameraWorld:
         updated: list[str] = []
         for category, labels in by_category.items():
             found = [f for f in localize_instances(sightings, category, self.config.localize)
-                     if self.held is None or _gap(hand, f.lower, f.upper) > HOLD_REACH]
+                     if self.held is None or box_distance(hand, f.lower, f.upper) > HOLD_REACH]
             for name, located in self._assign(labels, found).items():
                 seen.append(name)
                 if not self._believed(name, located):
@@ -194,17 +195,11 @@ class CameraWorld:
 
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
-        try:
-            labels = self.segmenter.predict(np.stack([v.rgb for v in views]))
+        try:  # the robot's own body is never an object
+            return self.segmenter.category_masks_batch(np.stack([v.rgb for v in views]),
+                                                       ignore=np.stack([v.own for v in views]))
         finally:
             torch.set_num_threads(threads)
-        categories = self.segmenter.config.categories
-        out = []
-        for view, frame in zip(views, labels, strict=True):
-            frame = np.where(view.own, 0, frame)  # the robot's own body is never an object
-            out.append({c: frame == k for k, c in enumerate(categories, start=1)
-                        if (frame == k).any()})
-        return out
 
     def _assign(self, labels: list[str], found: list[Located]) -> dict[str, Located]:
         """Which instance is which label: nearest to each label's last estimate, else to where
@@ -245,7 +240,7 @@ class CameraWorld:
             return
         if self.held is None and abs(width - last) < SETTLED:
             hand = scene.eef_pose().pos
-            near = [(_gap(hand, e.lower, e.upper), n) for n, e in self.estimates.items()]
+            near = [(box_distance(hand, e.lower, e.upper), n) for n, e in self.estimates.items()]
             near = [x for x in near if x[0] <= HOLD_REACH]
             if near:
                 self.held, self._held_from = min(near)[1], hand.copy()
@@ -270,11 +265,6 @@ class CameraWorld:
 
     def close(self) -> None:
         self.observer.close()
-
-
-def _gap(point: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
-    """How far `point` is from the box (0 inside it)."""
-    return float(np.linalg.norm(point - np.clip(point, lower, upper)))
 
 
 def _principal_yaw(located: Located) -> float:

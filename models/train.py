@@ -9,13 +9,14 @@ stored in float16 (the ResNet-18 alone is 45 MB in float32); lerobot loads them 
 model. A model card (README.md) records the data, the command, the steps, the loss curve and the
 training time; `benchmarks/vla_grasp.py` adds the measured success.
 
-Training resumes. Every `save_every` steps (and when it ends or is interrupted) the checkpoint,
-its card and `training_state.pt` are written (atomically: a kill never leaves half a file): the
-float32 weights, the optimiser's state, the step, the loss curve, the time spent and torch's RNG.
-Batches come in a fixed order (epoch `e` is the permutation seeded `seed + e`), so `resume=True`
-continues from the saved step with the batches, dropout draws and loss curve the run would have
-had without the interruption; the dataset must be the one training started on (same frame
-count). `training_state.pt` is for resuming only: a committed checkpoint leaves it out.
+Training resumes (the loop is `tether.models.training_loop.TrainingLoop`). Every `save_every` steps
+(and when it ends or is interrupted) the checkpoint, its card and `training_state.pt` are written
+(atomically: a kill never leaves half a file): the float32 weights, the optimiser's state, the
+step, the loss curve, the time spent and torch's RNG. Batches come in a fixed order (epoch `e` is
+the permutation seeded `seed + e`), so `resume=True` continues from the saved step with the
+batches, dropout draws and loss curve the run would have had without the interruption; the dataset
+must be the one training started on (same frame count). `training_state.pt` is for resuming only: a
+committed checkpoint leaves it out.
 
 A dataset with `observation.environment_state` and a `meta/language.json` (what `tether
 collect --tree` records) trains a language-conditioned policy: the `Language` is copied into
@@ -28,41 +29,16 @@ the checkpoint, and `LerobotPolicy` embeds the instruction the same way at run t
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tether.errors import TetherError
+from tether.models.training_loop import LossCurve, TrainingLoop
 
 CARD = "README.md"
 TRAINING = "training.json"
 STATE = "training_state.pt"
-
-
-class LossCurve:
-    """A training run's loss curve: the mean loss of each stretch of `steps // stretches` steps,
-    as `(step, mean)` pairs in `points` (which a resumed run passes in to continue)."""
-
-    def __init__(self, steps: int, stretches: int, points: list | None = None) -> None:
-        self.steps, self.every = steps, max(1, steps // stretches)
-        self.points = [tuple(p) for p in points or ()]
-        self._sum, self._count = 0.0, 0
-
-    def add(self, step: int, loss: float) -> None:
-        """Count the loss of optimisation step `step`; close a stretch where one ends."""
-        self._sum, self._count = self._sum + loss, self._count + 1
-        if step % self.every == 0 or step == self.steps:
-            self.points.append((step, round(self._sum / self._count, 4)))
-            self._sum, self._count = 0.0, 0
-
-    def state(self) -> dict:
-        """The points and the open stretch, for `restore`."""
-        return {"points": [list(p) for p in self.points], "sum": self._sum, "count": self._count}
-
-    def restore(self, state: dict) -> None:
-        self.points = [tuple(p) for p in state["points"]]
-        self._sum, self._count = state["sum"], state["count"]
 
 
 class BatchOrder:
@@ -190,7 +166,8 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
     policy = ACTPolicy(cfg)
     preprocessor, postprocessor = make_pre_post_processors(cfg, dataset_stats=meta.stats)
     optimiser = torch.optim.AdamW(policy.get_optim_params(), lr=config.lr, weight_decay=1e-4)
-    curve, step, spent = LossCurve(config.steps, 20), 0, 0.0
+    loop = TrainingLoop(policy, optimiser, LossCurve(config.steps, 20), steps=config.steps,
+                        save_every=config.save_every, clip=10.0, progress=progress)
     if config.resume:
         state = torch.load(state_path, map_location="cpu", weights_only=False)
         changed = [k for k, v in config.recipe().items() if state["recipe"].get(k) != v]
@@ -203,30 +180,23 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
             raise TetherError(f"{config.dataset} has {len(dataset)} frames, but the run in "
                               f"{config.out} started on {state['frames']}; train afresh into "
                               "another --out")
-        policy.load_state_dict(state["model"])
-        optimiser.load_state_dict(state["optimiser"])
-        curve.restore(state["loss"])
-        step, spent = state["step"], state["seconds"]
-    resumed = step
+        loop.restore(state)
+        loop.curve.restore(state["loss"])
     batches = iter(torch.utils.data.DataLoader(
-        dataset, batch_sampler=BatchOrder(len(dataset), config.batch_size, config.seed, step),
+        dataset, batch_sampler=BatchOrder(len(dataset), config.batch_size, config.seed,
+                                          loop.step),
         num_workers=0))  # creating the iterator draws from torch's RNG: restore it after
     if config.resume:
         torch.set_rng_state(state["rng"])
     config.out.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
     report: TrainReport | None = None
 
     def save() -> None:
         nonlocal report
-        if report is not None and report.steps == step:
-            return
-        seconds = spent + time.perf_counter() - start
-        atomic_save(torch, {"recipe": config.recipe(), "frames": len(dataset),
-                            "model": policy.state_dict(),
-                            "optimiser": optimiser.state_dict(), "step": step,
-                            "seconds": seconds, "loss": curve.state(),
-                            "rng": torch.get_rng_state()}, state_path)
+        saved = loop.state()
+        atomic_save(torch, {"recipe": config.recipe(), "frames": len(dataset), **saved,
+                            "loss": loop.curve.state(), "rng": torch.get_rng_state()},
+                    state_path)
         half = {k: v.half() if v.is_floating_point() else v
                 for k, v in policy.state_dict().items()}
         policy.save_pretrained(config.out, state_dict=half)
@@ -236,34 +206,19 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
             language.save(config.out)
         size = sum(p.stat().st_size for p in config.out.iterdir()
                    if p.is_file() and p.name != STATE) / 1e6
-        report = TrainReport(out=str(config.out), steps=step, seconds=round(seconds, 1),
+        report = TrainReport(out=str(config.out), steps=loop.step,
+                             seconds=round(saved["seconds"], 1),
                              episodes=meta.total_episodes, frames=meta.total_frames,
                              parameters=sum(p.numel() for p in policy.parameters()),
-                             size_mb=round(size, 2), loss=list(curve.points),
-                             resumed_from=resumed)
+                             size_mb=round(size, 2), loss=list(loop.curve.points),
+                             resumed_from=loop.resumed_from)
         (config.out / TRAINING).write_text(json.dumps(
             {"config": {k: str(v) for k, v in asdict(config).items()}, "report": asdict(report),
              "dataset": dataset_summary(config.dataset)}, indent=2) + "\n", encoding="utf-8")
         write_card(config.out)
 
-    policy.train()
-    try:
-        while step < config.steps:
-            loss, _ = policy.forward(preprocessor(next(batches)))
-            optimiser.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 10.0)
-            optimiser.step()
-            step += 1
-            curve.add(step, loss.item())
-            if progress:
-                progress(step, loss.item())
-            if step % config.save_every == 0:
-                save()
-    finally:
-        policy.eval()
-        save()
-    assert report is not None  # save() ran in the finally clause
+    loop.run(lambda: policy.forward(preprocessor(next(batches)))[0], save)
+    assert report is not None  # the loop saves when it ends
     return report
 
 

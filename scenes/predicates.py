@@ -108,9 +108,13 @@ def near(robot: Robot, object: str, target: str, distance: float) -> bool:
     "('gripper' is the end effector): a held object is, whatever its size.",
 )
 def within_reach(robot: Robot, object: str, target: str, distance: float) -> bool:
-    low, high = robot.extent_of(object)
-    point = np.asarray(robot.position(target), float)
-    return float(np.linalg.norm(point - np.clip(point, low, high))) <= distance
+    return box_distance(robot.position(target), *robot.extent_of(object)) <= distance
+
+
+def box_distance(point: np.ndarray, low: np.ndarray, high: np.ndarray) -> float:
+    """How far `point` is from the axis-aligned box `low`..`high` (0 inside it)."""
+    point = np.asarray(point, float)
+    return float(np.linalg.norm(point - np.clip(point, low, high)))
 
 
 @register(

@@ -4,6 +4,7 @@ category, trained from scratch on the simulator's masks (`tether train-perceptio
     segmenter = CategorySegmenter.load(Path("models/checkpoints/segmenter"))
     labels = segmenter.predict(rgb)                  # (h, w) ints: 0 background, k categories[k-1]
     segmenter.category_masks(rgb)                    # {"akita_black_bowl": (h, w) bool, ...}
+    segmenter.category_masks_batch(frames, ignore)   # one such dict per frame, one forward pass
 
 A checkpoint directory holds `config.json` (the `SegmenterConfig`), `weights.pt` (the state dict
 in float16) and a model card. `LearnedPerception` puts the model behind the `Perception`
@@ -141,9 +142,17 @@ class CategorySegmenter:
 
     def category_masks(self, rgb: np.ndarray) -> dict[str, np.ndarray]:
         """A boolean mask per category with at least one pixel in the frame."""
+        return self.category_masks_batch(np.asarray(rgb)[None])[0]
+
+    def category_masks_batch(self, rgb: np.ndarray, ignore: np.ndarray | None = None
+                             ) -> list[dict[str, np.ndarray]]:
+        """`category_masks` of each of n frames (n, h, w, 3), labelled in one forward pass;
+        pixels where `ignore` (n, h, w) is true are in no category."""
         labels = self.predict(rgb)
-        return {c: labels == k for k, c in enumerate(self.config.categories, start=1)
-                if (labels == k).any()}
+        if ignore is not None:
+            labels = np.where(ignore, 0, labels)
+        return [{c: frame == k for k, c in enumerate(self.config.categories, start=1)
+                 if (frame == k).any()} for frame in labels]
 
 
 @functools.lru_cache(maxsize=4)

@@ -4,13 +4,13 @@ The frames of one or more perception datasets (`tether collect-perception`) whos
 held out (`init_state % holdout == holdout - 1` is kept for evaluation, `benchmarks/perception.py`)
 train a `SegmenterConfig` U-Net with pixel cross-entropy (background down-weighted), AdamW, and
 light augmentation (random `crop` x `crop` windows, horizontal flips, per-channel gains); the
-network is fully convolutional, so it is trained on crops and labels whole frames. Training
-resumes: `state.pt` in the output directory holds the model, the optimiser, the step, the loss
-curve and the time spent, and is written every `save_every` steps, at the end, when `minutes` of
-training time are spent and on Ctrl-C; running again with more `steps` continues from it. The
-checkpoint (`config.json`, `weights.pt` in float16) and the model card (README.md, from
-`training.json` and, once measured, `evaluation.md`) are rewritten at each save, so a stopped run
-leaves a usable checkpoint.
+network is fully convolutional, so it is trained on crops and labels whole frames. Training resumes
+(the loop is `tether train`'s, `tether.models.training_loop.TrainingLoop`): `state.pt` in the
+output directory holds the model, the optimiser, the step, the loss curve and the time spent, and
+is written every `save_every` steps, at the end, when `minutes` of training time are spent and on
+Ctrl-C; running again with more `steps` continues from it. The checkpoint (`config.json`,
+`weights.pt` in float16) and the model card (README.md, from `training.json` and, once measured,
+`evaluation.md`) are rewritten at each save, so a stopped run leaves a usable checkpoint.
 
     report = train_segmenter(SegmenterTrainConfig(datasets=[Path("data/seg")], out=Path("ckpt")))
 """
@@ -18,7 +18,6 @@ leaves a usable checkpoint.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,7 +33,7 @@ from tether.models.perception.category_segmenter import (
     to_input,
 )
 from tether.models.perception.dataset import Frames, load, read_meta
-from tether.models.train import LossCurve
+from tether.models.training_loop import LossCurve, TrainingLoop
 
 STATE = "state.pt"
 TRAINING = "training.json"
@@ -123,40 +122,43 @@ def train_segmenter(config: SegmenterTrainConfig,
                           config.levels)
     model = network(seg)
     optimiser = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=1e-4)
-    step, spent, points = 0, 0.0, []
     state_path = config.out / STATE
-    if state_path.is_file():
-        state = torch.load(state_path, map_location="cpu", weights_only=False)
-        if tuple(state["config"]["categories"]) != seg.categories or \
-                state["config"]["width"] != seg.width or state["config"]["levels"] != seg.levels:
-            raise TetherError(f"{state_path} is a run of another model or dataset; choose "
-                              f"another --out")
-        model.load_state_dict(state["model"])
-        optimiser.load_state_dict(state["optimiser"])
-        step, spent, points = state["step"], state["seconds"], state["loss"]
-    resumed = step
+    state = torch.load(state_path, map_location="cpu", weights_only=False) \
+        if state_path.is_file() else None
+    if state is not None and (tuple(state["config"]["categories"]) != seg.categories or
+                              state["config"]["width"] != seg.width or
+                              state["config"]["levels"] != seg.levels):
+        raise TetherError(f"{state_path} is a run of another model or dataset; choose "
+                          f"another --out")
+    loop = TrainingLoop(model, optimiser,
+                        LossCurve(config.steps, 30, None if state is None else state["loss"]),
+                        steps=config.steps, save_every=config.save_every,
+                        minutes=config.minutes, progress=progress)
+    if state is not None:
+        loop.restore(state)
     config.out.mkdir(parents=True, exist_ok=True)
     weight = torch.ones(len(seg.categories) + 1)
     weight[0] = config.background_weight
     loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
-    rng = np.random.default_rng(config.seed + step)
-    curve = LossCurve(config.steps, 30, points)
-    start = time.perf_counter()
+    rng = np.random.default_rng(config.seed + loop.step)
     report: SegmenterTrainReport | None = None
+
+    def loss():
+        x, y = _batch(train, rng, config.batch_size, config.crop)
+        return loss_fn(model(x), y)
 
     def save() -> None:
         nonlocal report
-        seconds = spent + time.perf_counter() - start
-        torch.save({"config": asdict(seg), "model": model.state_dict(),
-                    "optimiser": optimiser.state_dict(), "step": step, "seconds": seconds,
-                    "loss": curve.points}, state_path)
+        saved = loop.state()
+        torch.save({"config": asdict(seg), **saved, "loss": loop.curve.points}, state_path)
         seg.write(config.out / CONFIG)
         torch.save({k: v.half() if v.is_floating_point() else v
                     for k, v in model.state_dict().items()}, config.out / WEIGHTS)
         size = sum((config.out / f).stat().st_size for f in (CONFIG, WEIGHTS)) / 1e6
-        report = SegmenterTrainReport(str(config.out), step, round(seconds, 1), len(train),
-                                      int(test.sum()), sum(p.numel() for p in model.parameters()),
-                                      round(size, 2), resumed, list(curve.points))
+        report = SegmenterTrainReport(str(config.out), loop.step, round(saved["seconds"], 1),
+                                      len(train), int(test.sum()),
+                                      sum(p.numel() for p in model.parameters()),
+                                      round(size, 2), loop.resumed_from, list(loop.curve.points))
         dataset = {"roots": [str(d) for d in config.datasets], "frames": len(frames),
                    "size": list(seg.size), "categories": frames.categories,
                    "collect": collected}
@@ -165,27 +167,8 @@ def train_segmenter(config: SegmenterTrainConfig,
              "dataset": dataset}, indent=2) + "\n", encoding="utf-8")
         write_card(config.out)
 
-    model.train()
-    try:
-        while step < config.steps:
-            if config.minutes is not None and \
-                    spent + time.perf_counter() - start >= 60 * config.minutes:
-                break
-            x, y = _batch(train, rng, config.batch_size, config.crop)
-            loss = loss_fn(model(x), y)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            step += 1
-            curve.add(step, loss.item())
-            if progress:
-                progress(step, loss.item())
-            if step % config.save_every == 0:
-                save()
-    finally:
-        model.eval()
-        save()
-    assert report is not None  # save() ran in the finally clause
+    loop.run(loss, save)
+    assert report is not None  # the loop saves when it ends
     return report
 
 

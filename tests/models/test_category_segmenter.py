@@ -110,6 +110,38 @@ def test_a_segmenter_config_the_network_cannot_take_is_a_clear_error():
         category_segmenter.SegmenterConfig(("plate",), (100, 100), 8, 3)
 
 
+def test_the_batched_masks_are_each_frames_masks_without_the_ignored_pixels():
+    import torch
+
+    config = category_segmenter.SegmenterConfig(("akita_black_bowl", "plate", "ketchup"),
+                                                (8, 8), 4, 1)
+
+    class Brightest(torch.nn.Module):
+        """Labels a pixel by its brightest channel (k: channel k - 1), background when none is
+        above mid-grey."""
+
+        def forward(self, x):
+            return torch.cat([torch.zeros_like(x[:, :1]), x], dim=1)
+
+    segmenter = category_segmenter.CategorySegmenter(config, Brightest())
+    frames = np.random.default_rng(0).integers(0, 255, (3, 8, 8, 3), np.uint8)
+    ignore = np.zeros((3, 8, 8), bool)
+    ignore[0, :4], ignore[2] = True, True
+    single = [segmenter.category_masks(f) for f in frames]
+    batch = segmenter.category_masks_batch(frames, ignore)
+    assert sorted(single[0]) == ["akita_black_bowl", "ketchup", "plate"]
+    assert np.array_equal(single[0]["plate"], segmenter.predict(frames[0]) == 2)
+    whole = segmenter.category_masks_batch(frames)
+    assert [sorted(b) for b in whole] == [sorted(m) for m in single]
+    assert all(np.array_equal(whole[k][c], m) for k in range(3) for c, m in single[k].items())
+    assert batch[2] == {}  # all ignored
+    assert [sorted(b) for b in batch[:2]] == [
+        sorted(c for c, m in single[k].items() if (m & ~ignore[k]).any()) for k in (0, 1)]
+    for k in (0, 1):
+        for category, mask in batch[k].items():
+            assert np.array_equal(mask, single[k][category] & ~ignore[k]), (k, category)
+
+
 @pytest.mark.slow
 def test_the_committed_checkpoint_localizes_three_identical_bowls_of_a_held_out_init_state():
     """The committed segmenter's masks, fused over agent view and wrist, put each of three
