@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tether.errors import TetherError
-from tether.models.training_loop import LossCurve, TrainingLoop
+from tether.models.training_loop import LossCurve, TrainingLoop, atomic_save
 
 CARD = "README.md"
 TRAINING = "training.json"
@@ -194,7 +194,7 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
     def save() -> None:
         nonlocal report
         saved = loop.state()
-        atomic_save(torch, {"recipe": config.recipe(), "frames": len(dataset), **saved,
+        atomic_save({"recipe": config.recipe(), "frames": len(dataset), **saved,
                             "loss": loop.curve.state(), "rng": torch.get_rng_state()},
                     state_path)
         half = {k: v.half() if v.is_floating_point() else v
@@ -220,13 +220,6 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
     loop.run(lambda: policy.forward(preprocessor(next(batches)))[0], save)
     assert report is not None  # the loop saves when it ends
     return report
-
-
-def atomic_save(torch, obj: dict, path: Path) -> None:
-    """`torch.save` to a temporary file renamed over `path`: a kill leaves the old file."""
-    tmp = path.with_suffix(".tmp")
-    torch.save(obj, tmp)
-    tmp.replace(path)
 
 
 def check_dataset(root: Path) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -109,3 +110,12 @@ class TrainingLoop:
         if self._saved != self.step:
             save()
             self._saved = self.step
+
+
+def atomic_save(obj: Any, path: Path) -> None:
+    """`torch.save` to a temporary file renamed over `path`: a kill leaves the old file."""
+    import torch
+
+    tmp = path.with_suffix(".tmp")
+    torch.save(obj, tmp)
+    tmp.replace(path)

@@ -33,7 +33,7 @@ from tether.models.perception.category_segmenter import (
     to_input,
 )
 from tether.models.perception.dataset import Frames, load, read_meta
-from tether.models.training_loop import LossCurve, TrainingLoop
+from tether.models.training_loop import LossCurve, TrainingLoop, atomic_save
 
 STATE = "state.pt"
 TRAINING = "training.json"
@@ -150,10 +150,10 @@ def train_segmenter(config: SegmenterTrainConfig,
     def save() -> None:
         nonlocal report
         saved = loop.state()
-        torch.save({"config": asdict(seg), **saved, "loss": loop.curve.points}, state_path)
+        atomic_save({"config": asdict(seg), **saved, "loss": loop.curve.points}, state_path)
         seg.write(config.out / CONFIG)
-        torch.save({k: v.half() if v.is_floating_point() else v
-                    for k, v in model.state_dict().items()}, config.out / WEIGHTS)
+        atomic_save({k: v.half() if v.is_floating_point() else v
+                     for k, v in model.state_dict().items()}, config.out / WEIGHTS)
         size = sum((config.out / f).stat().st_size for f in (CONFIG, WEIGHTS)) / 1e6
         report = SegmenterTrainReport(str(config.out), loop.step, round(saved["seconds"], 1),
                                       len(train), int(test.sum()),
