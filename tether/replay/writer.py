@@ -5,7 +5,9 @@ frames it names, as captures (`tether.scenes.cameras`: a MuJoCo scene's capture 
 scene, read from the sim at that tick; drawing it is the cost). The writer thread draws each
 frame with its own GL context, encodes it as JPEG, writes it, and only then appends the record
 that names it, so a trace never names a frame that is not on disk: killed at any moment, the
-run leaves whole lines naming whole frames (docs/trace.md). The hand-over is bounded: at most
+run leaves whole lines naming whole frames (docs/trace.md). A record without frames while
+nothing waits for the writer is written at once on the tick thread: handing it over would cost
+the tick a thread switch for a line of JSON. The hand-over is bounded: at most
 `QUEUE` records and `IN_FLIGHT` captures wait (a MuJoCo capture holds ~9 MB); beyond that the
 tick thread waits for the writer.
 
@@ -46,6 +48,8 @@ class TraceWriter:
         self.queue: queue.Queue[tuple[dict[str, Any], dict[str, Capture]] | None] = \
             queue.Queue(QUEUE)
         self.places = threading.Semaphore(IN_FLIGHT)
+        self.lock = threading.Lock()  # guards `pending` and direct writes to the file
+        self.pending = 0  # records handed to the thread and not yet written
         self.frames_off: str | None = None  # why frames stopped
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="trace-writer", daemon=True)
@@ -65,6 +69,11 @@ class TraceWriter:
         if self.error is not None:
             error, self.error = self.error, None
             raise error
+        with self.lock:
+            if not frames and not self.pending:  # nothing to keep it in order behind
+                self.file.write(record)
+                return
+            self.pending += 1
         self.queue.put((record, frames or {}))
 
     def close(self) -> None:
@@ -88,6 +97,8 @@ class TraceWriter:
                 finally:
                     for _ in frames:
                         self.places.release()
+                    with self.lock:
+                        self.pending -= 1
         finally:
             cameras.close()
 
