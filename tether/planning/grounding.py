@@ -86,7 +86,8 @@ CONJUNCTION_COST = 0.02  # per goal of a conjunction: one goal wins a tie
 UNDONE_VERB_COST = 0.1  # per verb of a one-argument goal said that the reading does not do
 PHRASING_WEIGHT = 0.2  # of the evidence over all words ("on", "to", "of", ...)
 ARTICLES = {"the", "a", "an"}
-PREPOSITIONS = {"in", "on", "to", "of"}
+PREPOSITIONS = {"in", "on", "to"}
+CLAUSE_KEEP = PRONOUNS | {"of"}  # the words `Clauses` keeps: "right of the plate" is a place
 RENDERINGS = 3  # a goal's best sentences a conjunction may say it by
 SUPPORT_XY = 0.08  # m: an object stands on the highest thing under it within this distance
 SUPPORT_XY_FIXTURE = 0.15  # m: ... or of a fixture's part (an open drawer is pulled out)
@@ -183,19 +184,24 @@ def _table_place(entity: str, facts: SceneFacts) -> list[str]:
     return []
 
 
+def _head(entity: str) -> str:
+    return phrase(entity).split()[-1]
+
+
 def _anchors(entity: str, relation: str, facts: SceneFacts) -> list[list[str]]:
     """The objects a place lies next to (`relation` "between": the pair whose midpoint is
-    nearest), by their vocabulary phrase and by its head noun; none when its position is
-    unknown."""
+    nearest, in either order), by their vocabulary phrases and by their head nouns; none when
+    its position is unknown."""
     pos = facts.positions
     things = [e for e in facts.entities if e in pos and e != entity and not is_region(e)
               and e not in facts.fixtures]
-    groups = list(itertools.combinations(things, 2 if relation == "between" else 1))
+    groups = list(itertools.permutations(things, 2 if relation == "between" else 1))
     if entity not in pos or not groups:
         return []
     best = min(groups, key=lambda group: float(np.linalg.norm(
         np.mean([pos[e] for e in group], axis=0)[:2] - pos[entity][:2])))
-    return [[phrase(e) for e in best], [phrase(e).split()[-1] for e in best]]
+    orders = [best, best[::-1]]  # "between A and B", "between B and A"
+    return [[f(e) for e in group] for group in orders for f in (phrase, _head)]
 
 
 @dataclass
@@ -239,6 +245,12 @@ class _Scene:
             out.append(noun(category_of(entity)))
         out += [a for a, c in self.facts.aliases.items() if c == entity]
         return list(dict.fromkeys(out))
+
+    def spoken_names(self, entity: str) -> list[str]:
+        """`names` and, but for places and regions, the entity's own name ("cookies")."""
+        own = [] if entity in self.places or is_region(entity) else [
+            " ".join(self.facts.names(entity)[0])]
+        return [*self.names(entity), *own]
 
     def _part_name(self, entity: str) -> list[str]:
         """A part of a fixture called as people do: `desk_caddy_1_back_contain_region` -> "back
@@ -419,9 +431,9 @@ class Ranker:
         def scene_words(text: str) -> list[str]:
             return [w for w in words(text, PRONOUNS) if w in vocabulary]
 
-        clauses = Clauses.of(instruction, PRONOUNS)
+        clauses = Clauses.of(instruction, CLAUSE_KEEP)
         said = clauses.evidence_words(vocabulary, _verbs())
-        spoken = {e: clauses.whole([_name_words(n) for n in scene.names(e)])
+        spoken = {e: clauses.whole([_name_words(n) for n in scene.spoken_names(e)])
                   for e in scene.objects + scene.targets + scene.articulated}
         lexical = []
         for goal, renderings in scene.goals():
@@ -619,7 +631,7 @@ def _first(entity: str, clauses: Clauses, scene: _Scene) -> int:
 
 
 def _mentions(entity: str, clauses: Clauses, scene: _Scene) -> list[int]:
-    return clauses.mentions([words(name) for name in scene.names(entity)])
+    return clauses.mentions([_name_words(name) for name in scene.spoken_names(entity)])
 
 
 def _anchored(combo: tuple[_Single, ...], clauses: Clauses, scene: _Scene,
@@ -678,8 +690,12 @@ def _target_said(goal: Goal, clauses: Clauses, scene: _Scene, spoken: dict[str, 
 
 
 def _name_words(name: str) -> list[str]:
-    """A name's words without its prepositions ("in front of the stove": front, stove)."""
-    return [w for w in words(name) if w not in PREPOSITIONS]
+    """A name's words as `Clauses` says them, without leading prepositions ("in front of the
+    stove": front, of, stove; not "right plate" for "to the right of the plate")."""
+    out = words(name, CLAUSE_KEEP)
+    while out and out[0] in PREPOSITIONS:
+        out = out[1:]
+    return out
 
 
 def _verb(predicate: str) -> str:
