@@ -303,10 +303,18 @@ class _Scene:
         out += [f"the {base} {r}" for r, e in relations if e == entity]
         out += [f"the {base} {NEGATION} {r}" for r, e in relations if e != entity]
         for word, order in (("left", "left"), ("right", "right"), ("front", "near"),
-                            ("back", "far")):
+                            ("near", "near"), ("back", "far"), ("far", "far")):
             if self._extreme(entity, alike, order):
                 out.append(f"the {word} {base}")
+        if len(alike) > 2 and self._middle(alike) == entity:
+            out += [f"the middle {base}", f"the {base} between the other two"]
         return list(dict.fromkeys(out))
+
+    def _middle(self, alike: list[str]) -> str:
+        """The look-alike nearest the others' centroid (the middle one of a row)."""
+        pos = self.facts.positions
+        centre = np.mean([pos[o] for o in alike], axis=0)
+        return min(alike, key=lambda o: float(np.linalg.norm(pos[o][:2] - centre[:2])))
 
     def _alike(self, entity: str) -> list[str]:
         """The objects of the entity's category (itself included) whose positions are known."""
@@ -365,6 +373,8 @@ class _Scene:
                     templates = TEMPLATES[predicate] + ((INTO_OBJECT,) if into else ())
                     targets = (refer[y] if y in self.objects
                                else [f"the {n}" for n in self.names(y)[:2]])
+                    if y in self._alike(x) and len(self._alike(x)) == 2:
+                        targets = [*targets, f"the other {self.names(y)[0]}"]
                 out.append((Goal(predicate, (x, y)), [Rendering(t, s, n) for t in templates
                                                       for s in refer[x] for n in targets]))
         for predicate in RULES:
