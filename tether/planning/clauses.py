@@ -70,7 +70,10 @@ class Clauses:
         return {self.clause[i] for i, w in enumerate(self.said)
                 if w == verb and i not in self.modifiers}
 
-    def evidence_words(self, vocabulary: set[str], verbs: set[str]) -> list[str]:
-        """The words of `vocabulary` said, but verb words said as modifiers."""
+    def evidence_words(self, vocabulary: set[str], verbs: set[str],
+                       clause: int | None = None) -> list[str]:
+        """The words of `vocabulary` said (in `clause`, or all), but verb words said as
+        modifiers."""
         return [w for i, w in enumerate(self.said) if w in vocabulary
-                and not (w in verbs and i in self.modifiers)]
+                and not (w in verbs and i in self.modifiers)
+                and clause in (None, self.clause[i])]

@@ -457,7 +457,10 @@ class Ranker:
         singles: list[_Single] = []
         named = {o for o in scene.objects + scene.articulated
                  if _first(o, clauses, scene) < len(clauses.said)}
-        for _, goal, renderings, found in _shortlist(lexical, set(said), named, self.config):
+        local = {o: clauses.evidence_words(vocabulary, _verbs(),
+                                           clauses.clause[_first(o, clauses, scene)])
+                 for o in named}
+        for _, goal, renderings, found in _shortlist(lexical, set(said), local, self.config):
             total = self.embed([str(r) for r in renderings]) @ query + weight * np.array(
                 [_evidence(said, f) + _phrasing(instruction, str(r))
                  for f, r in zip(found, renderings, strict=True)])
@@ -491,15 +494,19 @@ class Ranker:
         return Grounding(instruction, readings, self.config)
 
 
-def _shortlist(lexical: list, said: set[str], named: set[str],
+def _shortlist(lexical: list, said: set[str], local: dict[str, list[str]],
                config: GroundingConfig) -> list:
     """The best goals by lexical score, the best two for each instruction word, and the best
-    few of each named object."""
+    few of each named object, over the whole instruction and over the clause naming it ("the
+    bowl on the plate" in "put the bowl on the plate, the ramekin on ...")."""
     chosen = lexical[:config.shortlist]
     for word in sorted(said):
         chosen += [t for t in lexical if any(word in f for f in t[3])][:2]
-    for o in sorted(named):
-        chosen += [t for t in lexical if t[1].args[0] == o][:config.per_object]
+    for o in sorted(local):
+        goals = [t for t in lexical if t[1].args[0] == o]
+        chosen += goals[:config.per_object]
+        chosen += sorted(goals, key=lambda t: -max(_evidence(local[o], f) for f in t[3])
+                         )[:config.per_object]
     return list({id(t): t for t in chosen}.values())
 
 
