@@ -83,6 +83,7 @@ REGION_KINDS = {"contain", "heating", "cook", "region", "side"}  # LIBERO's word
 THEN = ", then "
 ORDER_BONUS = 0.05  # the instruction names a goal's object before its target
 CONJUNCTION_COST = 0.02  # per goal of a conjunction: one goal wins a tie
+UNSAID_COST = 0.2  # per argument of a placement the instruction does not name
 UNDONE_VERB_COST = 0.1  # per verb of a one-argument goal said that the reading does not do
 PHRASING_WEIGHT = 0.2  # of the evidence over all words ("on", "to", "of", ...)
 ARTICLES = {"the", "a", "an"}
@@ -464,7 +465,8 @@ class Ranker:
             total = self.embed([str(r) for r in renderings]) @ query + weight * np.array(
                 [_evidence(said, f) + _phrasing(instruction, str(r))
                  for f, r in zip(found, renderings, strict=True)])
-            total += _order_bonus(goal, clauses, scene) - _undone(clauses, (goal,))
+            total += (_order_bonus(goal, clauses, scene) - _undone(clauses, (goal,))
+                      - _unsaid(goal, clauses, scene))
             order = np.argsort(-total)
             i = int(order[0])
             singles.append(_Single(Reading((goal,), str(renderings[i]), float(total[i])),
@@ -472,7 +474,7 @@ class Ranker:
         singles.sort(key=lambda s: -s.reading.score)
         readings = [s.reading for s in singles]
         if singles and set(said) - set(singles[0].found):  # words the best goal leaves out
-            pool = sorted(_covering(singles, set(said), named, self.config),
+            pool = sorted(_covering(singles, set(said), local, self.config),
                           key=lambda s: _mention(s.reading, clauses, scene))
             combos = [c for n in (2, 3) for c in itertools.combinations(pool, n)
                       if _compatible(c, said) and _anchored(c, clauses, scene, spoken)]
@@ -486,7 +488,8 @@ class Ranker:
                 score = float(sim + weight * (_evidence(said, scene_words(text))
                                               + _phrasing(instruction, text))
                               + order - CONJUNCTION_COST * len(goals)
-                              - _undone(clauses, goals))
+                              - _undone(clauses, goals)
+                              - sum(_unsaid(g, clauses, scene) for g in goals))
                 if goals not in best or score > best[goals].score:
                     best[goals] = Reading(goals, text, score)
             readings += best.values()
@@ -510,13 +513,15 @@ def _shortlist(lexical: list, said: set[str], local: dict[str, list[str]],
     return list({id(t): t for t in chosen}.values())
 
 
-def _covering(singles: list[_Single], said: set[str], named: set[str],
+def _covering(singles: list[_Single], said: set[str], local: dict[str, list[str]],
               config: GroundingConfig) -> list[_Single]:
-    """The best single readings, the best few of each named object, and the best one for each
-    instruction word they miss."""
+    """The best single readings, the best few of each named object (by score and by the
+    clause that names it), and the best one for each instruction word they miss."""
     chosen = singles[:config.pool]
-    for o in sorted(named):
-        chosen += [s for s in singles if s.goal.args[0] == o][:config.per_object]
+    for o in sorted(local):
+        goals = [s for s in singles if s.goal.args[0] == o]
+        chosen += goals[:config.per_object]
+        chosen += sorted(goals, key=lambda s: -_evidence(local[o], s.found))[:config.per_object]
     for word in sorted(said - {w for s in chosen for w in s.found}):
         chosen += [s for s in singles if word in s.found][:1]
     return list({id(s): s for s in chosen}.values())
@@ -713,6 +718,14 @@ def _name_words(name: str) -> list[str]:
     while out and out[0] in PREPOSITIONS:
         out = out[1:]
     return out
+
+
+def _unsaid(goal: Goal, clauses: Clauses, scene: _Scene) -> float:
+    """`UNSAID_COST` per argument of a placement the instruction does not name (not even by
+    its head noun): a thing moved and where it goes are said."""
+    if len(goal.args) < 2:
+        return 0.0
+    return UNSAID_COST * sum(not _mentions(a, clauses, scene) for a in goal.args)
 
 
 def _verb(predicate: str) -> str:
