@@ -448,7 +448,7 @@ class Ranker:
                   for e in scene.objects + scene.targets + scene.articulated}
         lexical = []
         for goal, renderings in scene.goals():
-            if not _target_said(goal, clauses, scene, spoken, set(clauses.clause)):
+            if not _roles_said(goal, clauses, scene, spoken, set(clauses.clause)):
                 continue
             found = [scene_words(str(r)) for r in renderings]
             lexical.append((max(_evidence(said, f) for f in found), goal, renderings, found))
@@ -660,9 +660,10 @@ def _anchored(combo: tuple[_Single, ...], clauses: Clauses, scene: _Scene,
               spoken: dict[str, list[int]]) -> bool:
     """Each goal of a conjunction is said in a clause of its own, in order: a placement where
     its object is named (a thing moved is named, never "it"), a one-argument goal where its
-    verb is said as a verb; in that clause neither the target nor a pronoun is said before the
-    object ("set it on the plate" moves "it", not the plate); up to the next goal's clause its
-    target is said when anything is (`_target_said`). Look-alikes put on one target are one
+    verb is said as a verb; in that clause nothing else (no other thing, no pronoun) is named
+    before the object ("set it on the plate" moves "it", not the plate; "put the mug on the
+    plate" does not move the plate); up to the next goal's clause the words say its roles
+    (`_roles_said`). Look-alikes put on one target are one
     clause ("put both moka pots on the stove")."""
     if _group(combo):
         return True
@@ -681,26 +682,31 @@ def _anchored(combo: tuple[_Single, ...], clauses: Clauses, scene: _Scene,
             here = [i for i, c in enumerate(clauses.clause) if c == anchors[-1]]
             x = min(i for i in _mentions(goal.args[0], clauses, scene)
                     if clauses.clause[i] == anchors[-1])
-            y = [i for i in _mentions(goal.args[1], clauses, scene) if i in here]
-            y += [i for i in here if clauses.said[i] in PRONOUNS]
-            if any(i < x for i in y):
+            others = [i for e, at in spoken.items() if e != goal.args[0] for i in at if i in here]
+            others += [i for i in here if clauses.said[i] in PRONOUNS]
+            if any(i < x for i in others):
                 return False
     ends = [*anchors[1:], max(clauses.clause) + 1]
-    return all(_target_said(s.goal, clauses, scene, spoken, set(range(a, b)))
+    return all(_roles_said(s.goal, clauses, scene, spoken, set(range(a, b)))
                for s, a, b in zip(combo, anchors, ends, strict=True))
 
 
-def _target_said(goal: Goal, clauses: Clauses, scene: _Scene, spoken: dict[str, list[int]],
-                 span: set[int]) -> bool:
-    """Within the clauses `span`, after the last word saying a placement's object (its name or
-    a pronoun), the target is named whole when any other thing is: in "pick up the bowl on the
-    cookie box and place it on the plate" the plate is the target, the cookie box says which
-    bowl."""
+def _roles_said(goal: Goal, clauses: Clauses, scene: _Scene, spoken: dict[str, list[int]],
+                span: set[int]) -> bool:
+    """Within the clauses `span`, a placement's object is named before a pronoun that stands
+    for it ("the cheese sits by the drawer; move it onto the plate" moves the cheese, not the
+    plate), and after the last word saying the object (its name or the pronoun) the target is
+    named whole when any other thing is: in "pick up the bowl on the cookie box and place it on
+    the plate" the plate is the target, the cookie box says which bowl."""
     if len(goal.args) < 2:
         return True
     x, y = goal.args
-    moved = [i for i in _mentions(x, clauses, scene) if clauses.clause[i] in span]
-    moved += [i for i, w in enumerate(clauses.said) if w in PRONOUNS and clauses.clause[i] in span]
+    named = [i for i in _mentions(x, clauses, scene) if clauses.clause[i] in span]
+    pronouns = [i for i, w in enumerate(clauses.said)
+                if w in PRONOUNS and clauses.clause[i] in span]
+    if pronouns and named and min(named) > max(pronouns):
+        return False
+    moved = named + pronouns
     if not moved:
         return True
     last = max(moved)
