@@ -777,6 +777,7 @@ def rank(instruction: str, facts: SceneFacts, config: GroundingConfig | None = N
     """The ranked readings of `instruction` in the scene of `facts` (a process-wide ranker
     keeps the sentence embeddings)."""
     global _RANKER
-    if _RANKER is None or (config is not None and config != _RANKER.config):
+    config = config or GroundingConfig()  # not the config of the call before
+    if _RANKER is None or config != _RANKER.config:
         _RANKER = Ranker(config)
     return _RANKER.rank(instruction, facts)
