@@ -1,16 +1,15 @@
 """The structured reading of an instruction the grounding checks its readings against.
 
-An instruction's content words (`tether.scenes.referring.words`, pronouns kept) each belong to a
-clause: the text between ",", ";", "and", "then", "after that" (not the "and" of "between A and
-B"). Each goal of a several-goal
-reading must be said in a clause of its own, in order (`Clauses.anchors`): a placement where its
-object is named, a one-argument goal (open, close, turn on) where its verb is said as a verb. A
-verb word right after an article is a modifier ("the open drawer"), not a verb, and is no
-evidence for its predicate (`Clauses.modifiers`).
+An instruction's content words (`tether.scenes.referring.words`, the words in `keep` kept) each
+belong to a clause: the text between ",", ";", "and", "then", "after that" (not the "and" of
+"between A and B"). `tether.planning.grounding` reads from it where things are named
+(`Clauses.mentions`, `Clauses.whole`), which clauses say a verb as a verb (`verb_clauses`), and
+the words that are evidence: a verb word right after an article is a modifier ("the open
+drawer"), no evidence for its predicate (`evidence_words`).
 
-    clauses = Clauses.of("pick up the bowl on the cookie box and place it on the plate")
-    clauses.said     # ['pick', 'bowl', 'cookie', 'box', 'place', 'it', 'plate']
-    clauses.clause   # [0, 0, 0, 0, 1, 1, 1]
+    clauses = Clauses.of("pick up the bowl on the cookie box and place it on the plate", {"it"})
+    clauses.said     # ['pick', 'bowl', 'on', 'cookies', 'box', 'place', 'it', 'on', 'plate']
+    clauses.clause   # [0, 0, 0, 0, 0, 1, 1, 1, 1]
 """
 
 from __future__ import annotations

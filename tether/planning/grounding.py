@@ -22,6 +22,13 @@ library can achieve in the scene at hand and ranks those candidate goals against
    single goals, in the order the instruction mentions their objects, are rendered ("A, then
    B", "it" for an entity the goal before names, one sentence for several objects on one
    target: "put both moka pots on the stove") and scored the same way.
+   **Structured reading** (`tether.planning.clauses`): a placement says its roles (its object
+   named before a pronoun for it; after the object's last mention the target is named when any
+   other thing is: "the bowl on the cookie box ... place it on the plate" puts the bowl on the
+   plate); each goal of a conjunction has a clause of its own, in order, naming its object
+   first (a one-argument goal: saying its verb as a verb); a verb after an article is a
+   modifier ("the open drawer"); an unnamed placement argument and an undone one-argument verb
+   cost.
 4. **Decide.** The best reading is planned when it scores at least `threshold` and beats the
    best different reading by `margin` (both calibrated by `benchmarks/planning.py
    --grounding`); otherwise one `TetherError` lists the best readings with their scores, as a
