@@ -239,9 +239,10 @@ WRONG_PLAN_COST = 2  # calibration: a wrong plan run silently costs two question
 
 def calibrate(rows: list[Grounded]) -> tuple[float, float]:
     """The threshold and margin that maximise right plans and refused negatives minus
-    `WRONG_PLAN_COST` x wrong plans over `rows` (ties: the lowest threshold and margin)."""
+    `WRONG_PLAN_COST` x wrong plans over `rows` (ties: the lowest threshold and margin; the
+    margin is at least 0.005, so two readings with one score are a question)."""
     thresholds = sorted({round(r.score, 3) for r in rows if math.isfinite(r.score)})
-    margins = [round(0.005 * i, 3) for i in range(21)]
+    margins = [round(0.005 * i, 3) for i in range(1, 21)]  # 0 would decide exact ties
 
     def gain(t: float, m: float) -> float:
         wrong = sum(r.decided(t, m) and (r.negative or not r.right) for r in rows)

@@ -173,7 +173,7 @@ def test_the_memory_planner_uses_a_remembered_plan_for_a_paraphrase_the_parser_c
     store.add(Experience(SUCCESSES, task="t", instruction="put the middle bowl on the plate",
                          objects=["akita_black_bowl_2", "plate_1"], outcome="success",
                          metadata={PLAN_KEY: old.to_json()}))
-    text = "the middle bowl, onto the plate with it"  # refused by both
+    text = "the middle one, onto the plate with it"  # refused by both
     with pytest.raises(TetherError):
         MemoryPlanner().plan(PlanRequest(text, FACTS, parts=PARTS))
     plan = MemoryPlanner(store, threshold=0.3).plan(PlanRequest(text, FACTS, parts=PARTS))

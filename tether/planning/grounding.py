@@ -22,6 +22,13 @@ library can achieve in the scene at hand and ranks those candidate goals against
    single goals, in the order the instruction mentions their objects, are rendered ("A, then
    B", "it" for an entity the goal before names, one sentence for several objects on one
    target: "put both moka pots on the stove") and scored the same way.
+   **Structured reading** (`tether.planning.clauses`): a placement says its roles (its object
+   named before a pronoun for it; after the object's last mention the target is named when any
+   other thing is: "the bowl on the cookie box ... place it on the plate" puts the bowl on the
+   plate); each goal of a conjunction has a clause of its own, in order, naming its object
+   first (a one-argument goal: saying its verb as a verb); a verb after an article is a
+   modifier ("the open drawer"); an unnamed placement argument and an undone one-argument verb
+   cost.
 4. **Decide.** The best reading is planned when it scores at least `threshold` and beats the
    best different reading by `margin` (both calibrated by `benchmarks/planning.py
    --grounding`); otherwise one `TetherError` lists the best readings with their scores, as a
@@ -47,6 +54,7 @@ import numpy as np
 
 from tether.errors import TetherError
 from tether.models.embedders import Embedder, get_embedder
+from tether.planning.clauses import Clauses
 from tether.planning.skills import RULES, Goal
 from tether.scenes.referring import (
     LOCATION_WORDS,
@@ -68,11 +76,13 @@ TEMPLATES = {
     "turn_off": ("turn off {x}", "turn {x} off"),
 }
 INTO_OBJECT = "put {x} in {y}"  # "the cheese in the bowl": on(cheese, bowl) for a non-fixture
+IMPLICIT = {"in": "put {x} inside"}  # "open the drawer, then put the bowl inside" (in it)
 TO_PLACE = "put {x} {y}"  # a place on the table: "to the right of the plate"
 # a table place's relation word -> how a sentence says it ({} its anchors, "the plate")
 PLACE_PHRASES = {"right": "to the right of {}", "left": "to the left of {}",
                  "front": "in front of {}", "back": "behind {}", "behind": "behind {}",
                  "next": "next to {}", "between": "between {}"}
+POSSESSIVE = {"right", "left", "front", "back"}  # also "to the stove's front"
 QUANTIFIERS = {"both", "two", "three", "all"}  # words of a group reading ("both moka pots")
 NEGATION = "not"
 PRONOUNS = frozenset({"it"})  # evidence too: a sentence says "it" where the instruction does
@@ -80,8 +90,12 @@ REGION_KINDS = {"contain", "heating", "cook", "region", "side"}  # LIBERO's word
 THEN = ", then "
 ORDER_BONUS = 0.05  # the instruction names a goal's object before its target
 CONJUNCTION_COST = 0.02  # per goal of a conjunction: one goal wins a tie
+UNSAID_COST = 0.2  # per argument of a placement the instruction does not name
+UNDONE_VERB_COST = 0.1  # per verb of a one-argument goal said that the reading does not do
 PHRASING_WEIGHT = 0.2  # of the evidence over all words ("on", "to", "of", ...)
 ARTICLES = {"the", "a", "an"}
+PREPOSITIONS = {"in", "on", "to"}
+CLAUSE_KEEP = PRONOUNS | {"of"}  # the words `Clauses` keeps: "right of the plate" is a place
 RENDERINGS = 3  # a goal's best sentences a conjunction may say it by
 SUPPORT_XY = 0.08  # m: an object stands on the highest thing under it within this distance
 SUPPORT_XY_FIXTURE = 0.15  # m: ... or of a fixture's part (an open drawer is pulled out)
@@ -115,7 +129,7 @@ class GroundingConfig:
     needs over the next, how many single goals conjunctions are built from."""
 
     embedder: str = "minilm"
-    threshold: float = 1.2
+    threshold: float = 1.159  # calibrated: benchmarks/planning.py --grounding
     margin: float = 0.005
     lexical_weight: float = 1.0
     shortlist: int = 12  # single goals embedded, the best by lexical evidence
@@ -155,19 +169,47 @@ def _parts(facts: SceneFacts) -> dict[str, str]:
             if e != o and e.startswith(o + "_") and e not in facts.fixtures}
 
 
-def _table_place(entity: str, facts: SceneFacts) -> str | None:
-    """How a sentence names a place on the table that goals name: a region of a fixture that
-    is not a scene entity, with a relation word (`main_table_stove_front_region` -> "in front
-    of the stove", `..._between_plate_ramekin_region` -> "between the plate and the ramekin")."""
+def _table_place(entity: str, facts: SceneFacts) -> list[str]:
+    """How sentences name a place on the table that goals name: a region of a fixture that is
+    not a scene entity, with a relation word (`main_table_stove_front_region` -> "in front of
+    the stove", "to the stove's front"; `..._between_plate_ramekin_region` -> "between the
+    plate and the ramekin"). A place whose name says no anchor is anchored by position: the
+    nearest object, the pair it lies between."""
     for owner in facts.fixtures:
         if owner not in facts.entities and entity.startswith(owner + "_"):
             said = words(entity[len(owner) + 1:].replace("_", " ").removesuffix(" region"))
             relation = next((w for w in said if w in PLACE_PHRASES), None)
             if relation is None:
                 continue
-            anchors = " and ".join(f"the {w}" for w in said if w != relation)
-            return PLACE_PHRASES[relation].format(anchors).strip().removesuffix(" of")
-    return None
+            named = [w for w in said if w != relation]
+            out = []
+            for anchors in ([named] if named else _anchors(entity, relation, facts)):
+                out.append(PLACE_PHRASES[relation].format(" and ".join(f"the {w}" for w in anchors))
+                           .strip().removesuffix(" of"))
+                if relation in POSSESSIVE and len(anchors) == 1:
+                    out.append(f"to the {anchors[0]}'s {relation}")
+            return list(dict.fromkeys(out))
+    return []
+
+
+def _head(entity: str) -> str:
+    return phrase(entity).split()[-1]
+
+
+def _anchors(entity: str, relation: str, facts: SceneFacts) -> list[list[str]]:
+    """The objects a place lies next to (`relation` "between": the pair whose midpoint is
+    nearest, in either order), by their vocabulary phrases and by their head nouns; none when
+    its position is unknown."""
+    pos = facts.positions
+    things = [e for e in facts.entities if e in pos and e != entity and not is_region(e)
+              and e not in facts.fixtures]
+    groups = list(itertools.permutations(things, 2 if relation == "between" else 1))
+    if entity not in pos or not groups:
+        return []
+    best = min(groups, key=lambda group: float(np.linalg.norm(
+        np.mean([pos[e] for e in group], axis=0)[:2] - pos[entity][:2])))
+    orders = [best, best[::-1]]  # "between A and B", "between B and A"
+    return [[f(e) for e in group] for group in orders for f in (phrase, _head)]
 
 
 @dataclass
@@ -178,13 +220,13 @@ class _Scene:
     objects: list[str]
     targets: list[str]
     articulated: list[str]
-    places: dict[str, str]
+    places: dict[str, list[str]]
     solid: list[str]  # what things stand on: objects, fixtures, fixture surfaces
 
     @classmethod
     def of(cls, facts: SceneFacts) -> _Scene:
         parts = _parts(facts)
-        places = {e: p for e in facts.entities if (p := _table_place(e, facts)) is not None}
+        places = {e: p for e in facts.entities if (p := _table_place(e, facts))}
         table = {e for e, owner in parts.items() if owner not in facts.entities}
         objects = [e for e in facts.entities if e not in facts.fixtures and e not in parts
                    and not is_region(e)]
@@ -203,7 +245,7 @@ class _Scene:
     def names(self, entity: str) -> list[str]:
         """What an entity may be called: its vocabulary phrase, its names, its aliases."""
         if entity in self.places:
-            return [self.places[entity]]
+            return self.places[entity]
         out = [*(" ".join(n) for n in self.facts.names(entity)[1:] if is_region(entity)),
                *self._part_name(entity), phrase(entity),
                *(" ".join(n) for n in self.facts.names(entity)[1:])]
@@ -211,6 +253,12 @@ class _Scene:
             out.append(noun(category_of(entity)))
         out += [a for a, c in self.facts.aliases.items() if c == entity]
         return list(dict.fromkeys(out))
+
+    def spoken_names(self, entity: str) -> list[str]:
+        """`names` and, but for places and regions, the entity's own name ("cookies")."""
+        own = [] if entity in self.places or is_region(entity) else [
+            " ".join(self.facts.names(entity)[0])]
+        return [*self.names(entity), *own]
 
     def _part_name(self, entity: str) -> list[str]:
         """A part of a fixture called as people do: `desk_caddy_1_back_contain_region` -> "back
@@ -263,10 +311,18 @@ class _Scene:
         out += [f"the {base} {r}" for r, e in relations if e == entity]
         out += [f"the {base} {NEGATION} {r}" for r, e in relations if e != entity]
         for word, order in (("left", "left"), ("right", "right"), ("front", "near"),
-                            ("back", "far")):
+                            ("near", "near"), ("back", "far"), ("far", "far")):
             if self._extreme(entity, alike, order):
                 out.append(f"the {word} {base}")
+        if len(alike) > 2 and self._middle(alike) == entity:
+            out += [f"the middle {base}", f"the {base} between the other two"]
         return list(dict.fromkeys(out))
+
+    def _middle(self, alike: list[str]) -> str:
+        """The look-alike nearest the others' centroid (the middle one of a row)."""
+        pos = self.facts.positions
+        centre = np.mean([pos[o] for o in alike], axis=0)
+        return min(alike, key=lambda o: float(np.linalg.norm(pos[o][:2] - centre[:2])))
 
     def _alike(self, entity: str) -> list[str]:
         """The objects of the entity's category (itself included) whose positions are known."""
@@ -319,12 +375,14 @@ class _Scene:
                 if y == x or y == under or predicate not in RULES:
                     continue
                 if y in self.places:
-                    templates, targets = (TO_PLACE,), [self.places[y]]
+                    templates, targets = (TO_PLACE,), self.places[y]
                 else:
                     into = predicate == "on" and y in self.objects
                     templates = TEMPLATES[predicate] + ((INTO_OBJECT,) if into else ())
                     targets = (refer[y] if y in self.objects
                                else [f"the {n}" for n in self.names(y)[:2]])
+                    if y in self._alike(x) and len(self._alike(x)) == 2:
+                        targets = [*targets, f"the other {self.names(y)[0]}"]
                 out.append((Goal(predicate, (x, y)), [Rendering(t, s, n) for t in templates
                                                       for s in refer[x] for n in targets]))
         for predicate in RULES:
@@ -391,9 +449,14 @@ class Ranker:
         def scene_words(text: str) -> list[str]:
             return [w for w in words(text, PRONOUNS) if w in vocabulary]
 
-        said = scene_words(instruction)
+        clauses = Clauses.of(instruction, CLAUSE_KEEP)
+        said = clauses.evidence_words(vocabulary, _verbs())
+        spoken = {e: clauses.whole([_name_words(n) for n in scene.spoken_names(e)])
+                  for e in scene.objects + scene.targets + scene.articulated}
         lexical = []
         for goal, renderings in scene.goals():
+            if not _roles_said(goal, clauses, scene, spoken, set(clauses.clause)):
+                continue
             found = [scene_words(str(r)) for r in renderings]
             lexical.append((max(_evidence(said, f) for f in found), goal, renderings, found))
         lexical.sort(key=lambda t: -t[0])
@@ -401,12 +464,16 @@ class Ranker:
         weight = self.config.lexical_weight
         singles: list[_Single] = []
         named = {o for o in scene.objects + scene.articulated
-                 if _first(o, instruction, scene) < len(words(instruction))}
-        for _, goal, renderings, found in _shortlist(lexical, set(said), named, self.config):
+                 if _first(o, clauses, scene) < len(clauses.said)}
+        local = {o: clauses.evidence_words(vocabulary, _verbs(),
+                                           clauses.clause[_first(o, clauses, scene)])
+                 for o in named}
+        for _, goal, renderings, found in _shortlist(lexical, set(said), local, self.config):
             total = self.embed([str(r) for r in renderings]) @ query + weight * np.array(
                 [_evidence(said, f) + _phrasing(instruction, str(r))
                  for f, r in zip(found, renderings, strict=True)])
-            total += _order_bonus(goal, instruction, scene)
+            total += (_order_bonus(goal, clauses, scene) - _undone(clauses, (goal,))
+                      - _unsaid(goal, clauses, scene))
             order = np.argsort(-total)
             i = int(order[0])
             singles.append(_Single(Reading((goal,), str(renderings[i]), float(total[i])),
@@ -414,20 +481,22 @@ class Ranker:
         singles.sort(key=lambda s: -s.reading.score)
         readings = [s.reading for s in singles]
         if singles and set(said) - set(singles[0].found):  # words the best goal leaves out
-            pool = sorted(_covering(singles, set(said), named, self.config),
-                          key=lambda s: _mention(s.reading, instruction, scene))
+            pool = sorted(_covering(singles, set(said), local, self.config),
+                          key=lambda s: _mention(s.reading, clauses, scene))
             combos = [c for n in (2, 3) for c in itertools.combinations(pool, n)
-                      if _compatible(c, said)]
+                      if _compatible(c, said) and _anchored(c, clauses, scene, spoken)]
             texts = [(c, t) for c in combos
                      for t in _conjunction(c, _fitting(c, said, scene_words))]
             sims = self.embed([t for _, t in texts]) @ query if texts else []
             best: dict[tuple[Goal, ...], Reading] = {}
             for (combo, text), sim in zip(texts, sims, strict=True):
                 goals = tuple(s.goal for s in combo)
-                order = sum(_order_bonus(g, instruction, scene) for g in goals) / len(goals)
+                order = sum(_order_bonus(g, clauses, scene) for g in goals) / len(goals)
                 score = float(sim + weight * (_evidence(said, scene_words(text))
                                               + _phrasing(instruction, text))
-                              + order - CONJUNCTION_COST * len(goals))
+                              + order - CONJUNCTION_COST * len(goals)
+                              - _undone(clauses, goals)
+                              - sum(_unsaid(g, clauses, scene) for g in goals))
                 if goals not in best or score > best[goals].score:
                     best[goals] = Reading(goals, text, score)
             readings += best.values()
@@ -435,25 +504,31 @@ class Ranker:
         return Grounding(instruction, readings, self.config)
 
 
-def _shortlist(lexical: list, said: set[str], named: set[str],
+def _shortlist(lexical: list, said: set[str], local: dict[str, list[str]],
                config: GroundingConfig) -> list:
     """The best goals by lexical score, the best two for each instruction word, and the best
-    few of each named object."""
+    few of each named object, over the whole instruction and over the clause naming it ("the
+    bowl on the plate" in "put the bowl on the plate, the ramekin on ...")."""
     chosen = lexical[:config.shortlist]
     for word in sorted(said):
         chosen += [t for t in lexical if any(word in f for f in t[3])][:2]
-    for o in sorted(named):
-        chosen += [t for t in lexical if t[1].args[0] == o][:config.per_object]
+    for o in sorted(local):
+        goals = [t for t in lexical if t[1].args[0] == o]
+        chosen += goals[:config.per_object]
+        chosen += sorted(goals, key=lambda t: -max(_evidence(local[o], f) for f in t[3])
+                         )[:config.per_object]
     return list({id(t): t for t in chosen}.values())
 
 
-def _covering(singles: list[_Single], said: set[str], named: set[str],
+def _covering(singles: list[_Single], said: set[str], local: dict[str, list[str]],
               config: GroundingConfig) -> list[_Single]:
-    """The best single readings, the best few of each named object, and the best one for each
-    instruction word they miss."""
+    """The best single readings, the best few of each named object (by score and by the
+    clause that names it), and the best one for each instruction word they miss."""
     chosen = singles[:config.pool]
-    for o in sorted(named):
-        chosen += [s for s in singles if s.goal.args[0] == o][:config.per_object]
+    for o in sorted(local):
+        goals = [s for s in singles if s.goal.args[0] == o]
+        chosen += goals[:config.per_object]
+        chosen += sorted(goals, key=lambda s: -_evidence(local[o], s.found))[:config.per_object]
     for word in sorted(said - {w for s in chosen for w in s.found}):
         chosen += [s for s in singles if word in s.found][:1]
     return list({id(s): s for s in chosen}.values())
@@ -473,13 +548,17 @@ def _conjunction(combo: tuple[_Single, ...], renderings: tuple[Rendering, ...]) 
     and once with "it" for an entity the goal before names ("open the top drawer, then put
     the bowl in it"); goals that put several objects on one target also as one sentence ("put
     the soup and the butter in the basket", look-alikes "put both moka pots on the stove")."""
-    plain, pronoun, before = [], [], set()
+    plain, pronoun, implicit, before = [], [], [], set()
     for s, r in zip(combo, renderings, strict=True):
         x, *y = [_same_thing(a, before) for a in s.goal.args]
+        x = x and not y  # "it" is never a thing moved: "put X on Y, then put it ..." moves X
         plain.append(str(r))
         pronoun.append(r.template.format(x="it" if x else r.x, y="it" if any(y) else r.y))
+        unsaid = any(y) and r.template == TEMPLATES[s.goal.predicate][0]
+        implicit.append(IMPLICIT[s.goal.predicate].format(x=r.x) if unsaid
+                        and s.goal.predicate in IMPLICIT else pronoun[-1])
         before = set(s.goal.args)
-    texts = [THEN.join(plain), THEN.join(pronoun)]
+    texts = [THEN.join(plain), THEN.join(pronoun), THEN.join(implicit)]
     first = renderings[0]
     if len({r.template for r in renderings}) == 1 and _same_target(combo):
         xs = [r.x for r in renderings]
@@ -561,30 +640,118 @@ def _phrasing(instruction: str, sentence: str) -> float:
     return PHRASING_WEIGHT * _evidence(plain(instruction), plain(sentence))
 
 
-def _mention(reading: Reading, instruction: str, scene: _Scene) -> int:
+def _mention(reading: Reading, clauses: Clauses, scene: _Scene) -> int:
     """Where the instruction first names the reading's first argument (its object)."""
-    return _first(reading.goals[0].args[0], instruction, scene)
+    return _first(reading.goals[0].args[0], clauses, scene)
 
 
-def _order_bonus(goal: Goal, instruction: str, scene: _Scene) -> float:
+def _order_bonus(goal: Goal, clauses: Clauses, scene: _Scene) -> float:
     """`ORDER_BONUS` when the instruction names the goal's object before its target."""
     if len(goal.args) < 2:
         return 0.0
-    before = _first(goal.args[0], instruction, scene) < _first(goal.args[1], instruction, scene)
+    before = _first(goal.args[0], clauses, scene) < _first(goal.args[1], clauses, scene)
     return ORDER_BONUS if before else 0.0
 
 
-def _first(entity: str, instruction: str, scene: _Scene) -> int:
-    """The index of the first instruction word where one of the entity's names is said whole
-    ("white mug" in "the white mug ... the yellow and white mug"); else where its head noun is;
-    past the end when neither is."""
-    said = words(instruction)
-    names = [n for n in (words(name) for name in scene.names(entity)) if n]
-    whole = [i for n in names for i in range(len(said)) if said[i:i + len(n)] == n]
-    if whole:
-        return min(whole)
-    heads = {n[-1] for n in names}
-    return next((i for i, w in enumerate(said) if w in heads), len(said))
+def _first(entity: str, clauses: Clauses, scene: _Scene) -> int:
+    """The index of the first instruction word naming the entity (`Clauses.mentions`); past the
+    end when none does."""
+    return min(_mentions(entity, clauses, scene), default=len(clauses.said))
+
+
+def _mentions(entity: str, clauses: Clauses, scene: _Scene) -> list[int]:
+    return clauses.mentions([_name_words(name) for name in scene.spoken_names(entity)])
+
+
+def _anchored(combo: tuple[_Single, ...], clauses: Clauses, scene: _Scene,
+              spoken: dict[str, list[int]]) -> bool:
+    """Each goal of a conjunction is said in a clause of its own, in order: a placement where
+    its object is named (a thing moved is named, never "it"), a one-argument goal where its
+    verb is said as a verb; in that clause nothing else (no other thing, no pronoun) is named
+    before the object ("set it on the plate" moves "it", not the plate; "put the mug on the
+    plate" does not move the plate); up to the next goal's clause the words say its roles
+    (`_roles_said`). Look-alikes put on one target are one
+    clause ("put both moka pots on the stove")."""
+    if _group(combo):
+        return True
+    anchors: list[int] = []
+    for s in combo:
+        goal = s.goal
+        if len(goal.args) == 1:
+            options = clauses.verb_clauses(_verb(goal.predicate))
+        else:
+            options = {clauses.clause[i] for i in _mentions(goal.args[0], clauses, scene)}
+        later = [c for c in options if c > (anchors[-1] if anchors else -1)]
+        if not later:
+            return False
+        anchors.append(min(later))
+        if len(goal.args) == 2:
+            here = [i for i, c in enumerate(clauses.clause) if c == anchors[-1]]
+            x = min(i for i in _mentions(goal.args[0], clauses, scene)
+                    if clauses.clause[i] == anchors[-1])
+            others = [i for e, at in spoken.items() if e != goal.args[0] for i in at if i in here]
+            others += [i for i in here if clauses.said[i] in PRONOUNS]
+            if any(i < x for i in others):
+                return False
+    ends = [*anchors[1:], max(clauses.clause) + 1]
+    return all(_roles_said(s.goal, clauses, scene, spoken, set(range(a, b)))
+               for s, a, b in zip(combo, anchors, ends, strict=True))
+
+
+def _roles_said(goal: Goal, clauses: Clauses, scene: _Scene, spoken: dict[str, list[int]],
+                span: set[int]) -> bool:
+    """Within the clauses `span`, a placement's object is named before a pronoun that stands
+    for it ("the cheese sits by the drawer; move it onto the plate" moves the cheese, not the
+    plate), and after the last word saying the object (its name or the pronoun) the target is
+    named whole when any other thing is: in "pick up the bowl on the cookie box and place it on
+    the plate" the plate is the target, the cookie box says which bowl."""
+    if len(goal.args) < 2:
+        return True
+    x, y = goal.args
+    named = [i for i in _mentions(x, clauses, scene) if clauses.clause[i] in span]
+    pronouns = [i for i, w in enumerate(clauses.said)
+                if w in PRONOUNS and clauses.clause[i] in span]
+    if pronouns and named and min(named) > max(pronouns):
+        return False
+    moved = named + pronouns
+    if not moved:
+        return True
+    last = max(moved)
+
+    def after(entity: str) -> bool:
+        return any(i > last and clauses.clause[i] in span for i in spoken.get(entity, ()))
+
+    return after(y) or not any(after(e) for e in spoken if e != x)
+
+
+def _name_words(name: str) -> list[str]:
+    """A name's words as `Clauses` says them, without leading prepositions ("in front of the
+    stove": front, of, stove; not "right plate" for "to the right of the plate")."""
+    out = words(name, CLAUSE_KEEP)
+    while out and out[0] in PREPOSITIONS:
+        out = out[1:]
+    return out
+
+
+def _unsaid(goal: Goal, clauses: Clauses, scene: _Scene) -> float:
+    """`UNSAID_COST` per argument of a placement the instruction does not name (not even by
+    its head noun): a thing moved and where it goes are said."""
+    if len(goal.args) < 2:
+        return 0.0
+    return UNSAID_COST * sum(not _mentions(a, clauses, scene) for a in goal.args)
+
+
+def _verb(predicate: str) -> str:
+    """The verb of a predicate's sentences ("open", "turn")."""
+    return words(TEMPLATES[predicate][0])[0]
+
+
+def _undone(clauses: Clauses, goals: tuple[Goal, ...]) -> float:
+    """`UNDONE_VERB_COST` per one-argument verb said as a verb ("... and close door") that no
+    goal of the reading does."""
+    done = {_verb(g.predicate) for g in goals}
+    verbs = {_verb(p) for p in TEMPLATES if p not in ("on", "in")}
+    return UNDONE_VERB_COST * sum(bool(clauses.verb_clauses(v)) for v in verbs - done)
 
 
 def _compatible(combo: tuple[_Single, ...], said: list[str]) -> bool:
@@ -617,6 +784,7 @@ def rank(instruction: str, facts: SceneFacts, config: GroundingConfig | None = N
     """The ranked readings of `instruction` in the scene of `facts` (a process-wide ranker
     keeps the sentence embeddings)."""
     global _RANKER
-    if _RANKER is None or (config is not None and config != _RANKER.config):
+    config = config or GroundingConfig()  # not the config of the call before
+    if _RANKER is None or config != _RANKER.config:
         _RANKER = Ranker(config)
     return _RANKER.rank(instruction, facts)
