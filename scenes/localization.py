@@ -42,13 +42,23 @@ if TYPE_CHECKING:
 class LocalizeConfig:
     """`erode` border pixels are dropped from each mask (kept whole when fewer than `min_pixels`
     would remain); a sighting needs `min_pixels` pixels with depth; the extent is the `low`-`high`
-    percentile box of the points; instances of one label nearer than `merge` m are one."""
+    percentile box of the points; instances of one label nearer than `merge` m are one.
+
+    Three completions of what a camera cannot see (0 or False: off): points more than `behind`
+    m farther along the view than the mask's median depth are dropped (the background a mask's
+    border takes in); the bottom is lowered to the supporting surface seen around the mask when
+    that lies at most `support` m under the lowest point (objects rest on something); and with
+    `far_side` the footprint's hidden far half is completed: it reaches at least as deep along
+    the horizontal view direction as the visible points are wide across it."""
 
     erode: int = 1
     min_pixels: int = 4
     low: float = 2.0
     high: float = 98.0
     merge: float = 0.05
+    behind: float = 0.0
+    support: float = 0.0
+    far_side: bool = False
 
     def __post_init__(self) -> None:
         if self.erode < 0 or self.min_pixels < 1 or self.merge <= 0:
@@ -57,6 +67,9 @@ class LocalizeConfig:
         if not 0.0 <= self.low < self.high <= 100.0:
             raise TetherError(f"localization: percentiles need 0 <= low < high <= 100, not "
                               f"{self.low}, {self.high}")
+        if self.behind < 0 or self.support < 0:
+            raise TetherError(f"localization: behind >= 0 and support >= 0, not "
+                              f"{self.behind}, {self.support}")
 
 
 @dataclass(frozen=True)
@@ -105,6 +118,18 @@ class NotFound:
     found = False
 
 
+@dataclass(frozen=True)
+class Cloud:
+    """One view's sight of one object: its world `points` (n, 3), the world points of the ring
+    of pixels just outside its mask (`around`, what it stands out from) and the unit horizontal
+    direction (x, y) the camera looks along (`view`)."""
+
+    camera: str
+    points: np.ndarray
+    around: np.ndarray
+    view: np.ndarray
+
+
 def _eroded(mask: np.ndarray, config: LocalizeConfig) -> np.ndarray:
     from scipy.ndimage import binary_erosion
 
@@ -114,38 +139,89 @@ def _eroded(mask: np.ndarray, config: LocalizeConfig) -> np.ndarray:
     return inner if inner.sum() >= config.min_pixels else mask
 
 
-def _points(sighting: Sighting, mask: np.ndarray, config: LocalizeConfig) -> np.ndarray:
+def _cloud(sighting: Sighting, mask: np.ndarray, config: LocalizeConfig) -> Cloud | None:
+    """The view's cloud of the object `mask` shows; None when it has too few points."""
+    from scipy.ndimage import binary_dilation
+
+    geometry = sighting.geometry
     mask = np.asarray(mask, bool)
-    if mask.shape != sighting.geometry.size:
+    if mask.shape != geometry.size:
         raise TetherError(f"a mask of {mask.shape} does not match camera "
-                          f"'{sighting.geometry.camera}' at {sighting.geometry.size}")
-    points = sighting.geometry.back_project(sighting.depth, _eroded(mask, config))
-    return points if len(points) >= config.min_pixels else points[:0]
+                          f"'{geometry.camera}' at {geometry.size}")
+    keep = _eroded(mask, config)
+    if config.behind > 0:
+        depth = np.where(keep, sighting.depth, np.nan)
+        valid = np.isfinite(depth) & (depth > 0)
+        if valid.any():
+            keep = keep & ~(depth > np.median(depth[valid]) + config.behind)
+    points = geometry.back_project(sighting.depth, keep)
+    if len(points) < config.min_pixels:
+        return None
+    around = geometry.back_project(sighting.depth, binary_dilation(mask, iterations=2) & ~mask)
+    forward = -geometry.rotation[:2, 2]
+    norm = float(np.linalg.norm(forward))
+    view = forward / norm if norm > 1e-6 else np.zeros(2)  # looking straight down: no far side
+    return Cloud(geometry.camera, points, around, view)
 
 
-def estimate(label: str, points: np.ndarray, cameras: Sequence[str],
+def estimate(label: str, clouds: Sequence[Cloud],
              config: LocalizeConfig = LocalizeConfig()) -> Located:
-    """The robust estimate of one object from its world `points` (n, 3), n >= 1."""
+    """The robust estimate of one object from the `clouds` of the views that saw it (>= 1): the
+    percentile box of their pooled points, completed below and behind as `config` says."""
+    points = np.concatenate([c.points for c in clouds])
     lower = np.percentile(points, config.low, axis=0)
     upper = np.percentile(points, config.high, axis=0)
+    if config.support > 0:
+        lower[2] = _supported(lower[2], np.concatenate([c.around for c in clouds]), config)
+    if config.far_side:
+        lower, upper = _completed(points, lower, upper, max(clouds, key=lambda c: len(c.points)),
+                                  config)
     return Located(label, (lower + upper) / 2, lower, upper, np.median(points, axis=0),
-                   len(points), tuple(dict.fromkeys(cameras)))
+                   len(points), tuple(dict.fromkeys(c.camera for c in clouds)))
+
+
+def _supported(bottom: float, around: np.ndarray, config: LocalizeConfig) -> float:
+    """The bottom lowered to the surface the object stands on: the median height of the ring's
+    points under the lowest visible point, when it is at most `support` below it."""
+    under = around[around[:, 2] < bottom, 2] if len(around) else around[:0, 2]
+    if len(under) == 0:
+        return bottom
+    surface = float(np.median(under))
+    return surface if bottom - surface <= config.support else bottom
+
+
+def _completed(points: np.ndarray, lower: np.ndarray, upper: np.ndarray, cloud: Cloud,
+               config: LocalizeConfig) -> tuple[np.ndarray, np.ndarray]:
+    """The box with its hidden far side: when the points reach less deep along the horizontal
+    view direction than they are wide across it, the box is swept away from the camera by the
+    difference (a round footprint seen from one side shows only its near half)."""
+    view = cloud.view
+    if not view.any():
+        return lower, upper
+    across = np.array([-view[1], view[0]])
+    along_span, across_span = (np.percentile(points[:, :2] @ d, config.high)
+                               - np.percentile(points[:, :2] @ d, config.low)
+                               for d in (view, across))
+    missing = across_span - along_span
+    if missing <= 0:
+        return lower, upper
+    shift = np.zeros(3)
+    shift[:2] = missing * view
+    return np.minimum(lower, lower + shift), np.maximum(upper, upper + shift)
 
 
 def localize(sightings: Sequence[Sighting], labels: Sequence[str],
              config: LocalizeConfig = LocalizeConfig()) -> dict[str, Located | NotFound]:
-    """Each instance label's object from the points of every sighting that masks it."""
+    """Each instance label's object from the clouds of every sighting that masks it."""
     cameras = ", ".join(s.geometry.camera for s in sightings) or "no camera"
     out: dict[str, Located | NotFound] = {}
     for label in labels:
-        clouds = [(s.geometry.camera, _points(s, s.masks[label], config))
-                  for s in sightings if label in s.masks]
-        clouds = [(c, p) for c, p in clouds if len(p)]
+        clouds = [c for s in sightings if label in s.masks
+                  if (c := _cloud(s, s.masks[label], config)) is not None]
         if not clouds:
             out[label] = NotFound(label, f"'{label}' is not seen (enough) by {cameras}")
             continue
-        out[label] = estimate(label, np.concatenate([p for _, p in clouds]),
-                              [c for c, _ in clouds], config)
+        out[label] = estimate(label, clouds, config)
     return out
 
 
@@ -155,19 +231,19 @@ def localize_instances(sightings: Sequence[Sighting], label: str,
     first; empty when no view shows one."""
     from scipy.ndimage import label as components
 
-    clusters: list[tuple[list[str], np.ndarray]] = []
+    clusters: list[list[Cloud]] = []
     for s in sightings:
         if label not in s.masks:
             continue
         parts, n = components(np.asarray(s.masks[label], bool), structure=np.ones((3, 3)))
         for i in range(1, n + 1):
-            points = _points(s, parts == i, config)
-            if len(points):
-                clusters.append(([s.geometry.camera], points))
+            cloud = _cloud(s, parts == i, config)
+            if cloud is not None:
+                clusters.append([cloud])
     merged = True
     while merged:  # join the closest pair nearer than `merge` until none is
         merged = False
-        centres = [estimate(label, p, c, config).position for c, p in clusters]
+        centres = [estimate(label, c, config).position for c in clusters]
         best = None
         for i in range(len(clusters)):
             for j in range(i + 1, len(clusters)):
@@ -176,8 +252,7 @@ def localize_instances(sightings: Sequence[Sighting], label: str,
                     best = (d, i, j)
         if best is not None:
             _, i, j = best
-            (ci, pi), (cj, pj) = clusters[i], clusters.pop(j)
-            clusters[i] = (ci + cj, np.concatenate([pi, pj]))
+            clusters[i] = clusters[i] + clusters.pop(j)
             merged = True
-    found = [estimate(label, p, c, config) for c, p in clusters]
+    found = [estimate(label, c, config) for c in clusters]
     return sorted(found, key=lambda f: -f.points)
