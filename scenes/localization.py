@@ -44,12 +44,13 @@ class LocalizeConfig:
     would remain); a sighting needs `min_pixels` pixels with depth; the extent is the `low`-`high`
     percentile box of the points; instances of one label nearer than `merge` m are one.
 
-    Three completions of what a camera cannot see (0 or False: off): points more than `behind`
-    m farther along the view than the mask's median depth are dropped (the background a mask's
-    border takes in); the bottom is lowered to the supporting surface seen around the mask when
-    that lies at most `support` m under the lowest point (objects rest on something); and with
-    `far_side` the footprint's hidden far half is completed: it reaches at least as deep along
-    the horizontal view direction as the visible points are wide across it."""
+    Three completions of what a camera cannot see (0 or False: off): the mask's points behind a
+    gap in depth wider than `behind` m beyond their median depth are dropped (the background a
+    mask's border takes in, seen past the object's far edge); the bottom is lowered to the
+    supporting surface seen around the mask when that lies at most `support` m under the lowest
+    point (objects rest on something); and with `far_side` the footprint's hidden far half is
+    completed: it reaches at least as deep along the horizontal view direction as the visible
+    points are wide across it."""
 
     erode: int = 1
     min_pixels: int = 4
@@ -139,6 +140,21 @@ def _eroded(mask: np.ndarray, config: LocalizeConfig) -> np.ndarray:
     return inner if inner.sum() >= config.min_pixels else mask
 
 
+def _background(depth: np.ndarray, mask: np.ndarray, gap: float) -> np.ndarray:
+    """The mask's pixels seen past the object's far edge: those behind the first gap wider than
+    `gap` among the mask's depths beyond their median (an object's own surface fills its depths
+    without gaps; what lies behind it is seen across one)."""
+    d = np.where(mask & np.isfinite(depth) & (depth > 0), depth, np.nan)
+    values = np.sort(d[np.isfinite(d)])
+    if len(values) < 2:
+        return np.zeros_like(mask)
+    far = values[len(values) // 2:]
+    jumps = np.flatnonzero(np.diff(far) > gap)
+    if len(jumps) == 0:
+        return np.zeros_like(mask)
+    return np.isfinite(d) & (d > far[jumps[0]])
+
+
 def _cloud(sighting: Sighting, mask: np.ndarray, config: LocalizeConfig) -> Cloud | None:
     """The view's cloud of the object `mask` shows; None when it has too few points."""
     from scipy.ndimage import binary_dilation
@@ -150,10 +166,7 @@ def _cloud(sighting: Sighting, mask: np.ndarray, config: LocalizeConfig) -> Clou
                           f"'{geometry.camera}' at {geometry.size}")
     keep = _eroded(mask, config)
     if config.behind > 0:
-        depth = np.where(keep, sighting.depth, np.nan)
-        valid = np.isfinite(depth) & (depth > 0)
-        if valid.any():
-            keep = keep & ~(depth > np.median(depth[valid]) + config.behind)
+        keep = keep & ~_background(sighting.depth, keep, config.behind)
     points = geometry.back_project(sighting.depth, keep)
     if len(points) < config.min_pixels:
         return None
