@@ -37,6 +37,8 @@ from tether.scenes.projection import CameraGeometry
 if TYPE_CHECKING:
     from tether.scenes.observations import CameraView
 
+SURFACE = 90.0  # the percentile of the heights around and under an object taken as its support
+
 
 @dataclass(frozen=True)
 class LocalizeConfig:
@@ -44,13 +46,14 @@ class LocalizeConfig:
     would remain); a sighting needs `min_pixels` pixels with depth; the extent is the `low`-`high`
     percentile box of the points; instances of one label nearer than `merge` m are one.
 
-    Three completions of what a camera cannot see (0 or False: off): the mask's points behind a
+    Four completions of what a camera cannot see (0 or False: off): the mask's points behind a
     gap in depth wider than `behind` m beyond their median depth are dropped (the background a
     mask's border takes in, seen past the object's far edge); the bottom is lowered to the
     supporting surface seen around the mask when that lies at most `support` m under the lowest
-    point (objects rest on something); and with `far_side` the footprint's hidden far half is
-    completed: it reaches at least as deep along the horizontal view direction as the visible
-    points are wide across it."""
+    point (objects rest on something); with `far_side` the hidden far half of a tall object's
+    footprint is completed: as deep along the horizontal view direction as it is wide across
+    it (see `_completed`); and with `pad` the box grows by half a pixel's footprint on each
+    horizontal side (the outermost points are pixel centres)."""
 
     erode: int = 1
     min_pixels: int = 4
@@ -60,6 +63,7 @@ class LocalizeConfig:
     behind: float = 0.0
     support: float = 0.0
     far_side: bool = False
+    pad: bool = False
 
     def __post_init__(self) -> None:
         if self.erode < 0 or self.min_pixels < 1 or self.merge <= 0:
@@ -122,13 +126,15 @@ class NotFound:
 @dataclass(frozen=True)
 class Cloud:
     """One view's sight of one object: its world `points` (n, 3), the world points of the ring
-    of pixels just outside its mask (`around`, what it stands out from) and the unit horizontal
-    direction (x, y) the camera looks along (`view`)."""
+    of pixels just outside its mask (`around`, what it stands out from), the unit horizontal
+    direction (x, y) the camera looks along (`view`) and the width (m) a pixel covers at the
+    object's median depth (`pixel`)."""
 
     camera: str
     points: np.ndarray
     around: np.ndarray
     view: np.ndarray
+    pixel: float
 
 
 def _eroded(mask: np.ndarray, config: LocalizeConfig) -> np.ndarray:
@@ -174,7 +180,9 @@ def _cloud(sighting: Sighting, mask: np.ndarray, config: LocalizeConfig) -> Clou
     forward = -geometry.rotation[:2, 2]
     norm = float(np.linalg.norm(forward))
     view = forward / norm if norm > 1e-6 else np.zeros(2)  # looking straight down: no far side
-    return Cloud(geometry.camera, points, around, view)
+    seen = sighting.depth[keep & np.isfinite(sighting.depth) & (sighting.depth > 0)]
+    pixel = float(np.median(seen)) / geometry.focal
+    return Cloud(geometry.camera, points, around, view, pixel)
 
 
 def estimate(label: str, clouds: Sequence[Cloud],
@@ -186,40 +194,44 @@ def estimate(label: str, clouds: Sequence[Cloud],
     upper = np.percentile(points, config.high, axis=0)
     if config.support > 0:
         lower[2] = _supported(lower[2], np.concatenate([c.around for c in clouds]), config)
+    main = max(clouds, key=lambda c: len(c.points))  # the view that saw the most of it
+    if config.pad:
+        half = np.array([main.pixel / 2, main.pixel / 2, 0.0])
+        lower, upper = lower - half, upper + half
     if config.far_side:
-        lower, upper = _completed(points, lower, upper, max(clouds, key=lambda c: len(c.points)),
-                                  config)
+        lower, upper = _completed(points, lower, upper, main, config)
     return Located(label, (lower + upper) / 2, lower, upper, np.median(points, axis=0),
                    len(points), tuple(dict.fromkeys(c.camera for c in clouds)))
 
 
 def _supported(bottom: float, around: np.ndarray, config: LocalizeConfig) -> float:
-    """The bottom lowered to the surface the object stands on: the median height of the ring's
-    points under the lowest visible point, when it is at most `support` below it."""
+    """The bottom lowered to the surface the object stands on: the highest of what the ring
+    shows under the lowest visible point (its `SURFACE` percentile: a box the object stands on
+    shows around it above the table), when that is at most `support` below it."""
     under = around[around[:, 2] < bottom, 2] if len(around) else around[:0, 2]
     if len(under) == 0:
         return bottom
-    surface = float(np.median(under))
+    surface = float(np.percentile(under, SURFACE))
     return surface if bottom - surface <= config.support else bottom
 
 
 def _completed(points: np.ndarray, lower: np.ndarray, upper: np.ndarray, cloud: Cloud,
                config: LocalizeConfig) -> tuple[np.ndarray, np.ndarray]:
-    """The box with its hidden far side: when the points reach less deep along the horizontal
-    view direction than they are wide across it, the box is swept away from the camera by the
-    difference (a round footprint seen from one side shows only its near half)."""
+    """The box with its hidden far side. An object at least as tall as it is wide across the
+    view shows mostly its near face (its top is too small to show how deep it is): when its
+    points reach less deep along the horizontal view direction than they are wide across it,
+    the box is swept away from the camera by the difference (a round or square footprint seen
+    from one side). A lower object's top shows its depth: its box is left as it was."""
     view = cloud.view
     if not view.any():
         return lower, upper
-    across = np.array([-view[1], view[0]])
-    along_span, across_span = (np.percentile(points[:, :2] @ d, config.high)
-                               - np.percentile(points[:, :2] @ d, config.low)
-                               for d in (view, across))
-    missing = across_span - along_span
-    if missing <= 0:
+    along, across = (np.percentile(points[:, :2] @ d, [config.low, config.high])
+                     for d in (view, np.array([-view[1], view[0]])))
+    width, depth = across[1] - across[0], along[1] - along[0]
+    if upper[2] - lower[2] < width or depth >= width:
         return lower, upper
     shift = np.zeros(3)
-    shift[:2] = missing * view
+    shift[:2] = (width - depth) * view
     return np.minimum(lower, lower + shift), np.maximum(upper, upper + shift)
 
 

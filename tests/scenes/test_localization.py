@@ -132,35 +132,47 @@ def test_the_bottom_reaches_the_surface_seen_around_the_mask_when_it_is_near():
     assert far["box_1"].lower[2] == pytest.approx(0.2)
 
 
-def _half_ring(radius: float, centre: tuple[float, float], view: np.ndarray) -> Cloud:
-    """The side of a vertical cylinder a camera looking along `view` sees: the near half."""
+def _half_ring(radius: float, centre: tuple[float, float], view: np.ndarray,
+               heights: np.ndarray) -> Cloud:
+    """The side of a vertical cylinder a camera looking along `view` sees: the near half, at
+    each of `heights`."""
     angles = np.linspace(-np.pi / 2, np.pi / 2, 181)
     across = np.array([-view[1], view[0]])
     xy = (np.array(centre) - radius * np.cos(angles)[:, None] * view
           + radius * np.sin(angles)[:, None] * across)
-    points = np.column_stack([xy, np.full(len(xy), 0.95)])
-    return Cloud("side", points, points[:0], view)
+    points = np.concatenate([np.column_stack([xy, np.full(len(xy), z)]) for z in heights])
+    return Cloud("side", points, points[:0], view, pixel=0.01)
 
 
-def test_the_hidden_far_half_of_a_round_footprint_is_completed():
+def test_the_hidden_far_half_of_a_tall_round_footprint_is_completed():
     view = np.array([1.0, 0.0])  # the camera looks along +x
-    cloud = _half_ring(0.02, (0.5, 0.1), view)
+    cloud = _half_ring(0.02, (0.5, 0.1), view, np.linspace(0.90, 0.98, 9))  # 8 cm tall, 4 wide
     config = LocalizeConfig(erode=0, low=0, high=100)
     seen = estimate("bottle_1", [cloud], config)
     assert seen.position[0] == pytest.approx(0.49)  # the near half: 1 cm toward the camera
     done = estimate("bottle_1", [cloud], LocalizeConfig(erode=0, low=0, high=100, far_side=True))
     assert np.allclose(done.lower[:2], [0.48, 0.08]) and np.allclose(done.upper[:2], [0.52, 0.12])
-    assert np.allclose(done.position, [0.5, 0.1, 0.95])
+    assert np.allclose(done.position, [0.5, 0.1, 0.94])
 
 
-def test_a_footprint_seen_as_deep_as_it_is_wide_is_not_completed():
+def test_a_low_object_or_one_seen_as_deep_as_it_is_wide_is_not_completed():
     view = np.array([1.0, 0.0])
+    config = LocalizeConfig(erode=0, low=0, high=100, far_side=True)
+    low = estimate("can_1", [_half_ring(0.02, (0.5, 0.1), view, np.array([0.9, 0.93]))], config)
+    assert low.lower[0] == pytest.approx(0.48) and low.upper[0] == pytest.approx(0.5)
     x, y = np.meshgrid(np.linspace(0.4, 0.5, 11), np.linspace(0.0, 0.06, 7))
     top = np.column_stack([x.ravel(), y.ravel(), np.full(x.size, 0.93)])  # a whole top face
-    config = LocalizeConfig(erode=0, low=0, high=100, far_side=True)
-    found = estimate("book_1", [Cloud("side", top, top[:0], view)], config)
+    found = estimate("book_1", [Cloud("side", top, top[:0], view, pixel=0.01)], config)
     assert np.allclose(found.lower, [0.4, 0.0, 0.93]) and np.allclose(found.upper,
                                                                        [0.5, 0.06, 0.93])
+
+
+def test_pad_grows_the_box_by_half_a_pixel_on_each_horizontal_side():
+    depth, mask = _on_table(0.2, slice(20, 30), slice(20, 30))
+    config = LocalizeConfig(erode=0, low=0, high=100, pad=True)
+    found = localize([Sighting(DOWN, depth, {"box_1": mask})], ["box_1"], config)["box_1"]
+    pixel = 0.8 / 64  # the box's top is 0.8 m from the camera
+    assert np.allclose(found.upper - found.lower, [10 * pixel, 10 * pixel, 0.0])
 
 
 def test_absurd_settings_are_a_clear_error():
