@@ -95,12 +95,12 @@ def true_boxes(root: Path, cache: Path) -> dict[str, dict]:
 RULES = {  # name: the LocalizeConfig of the rule (each adds to the one above it)
     "old (CameraWorld)": dict(erode=1, low=0.5, high=99.5),
     "no erosion": dict(erode=0, low=0.5, high=99.5),
-    "+ behind 2 cm": dict(erode=0, low=0.5, high=99.5, behind=0.02),
-    "+ far side": dict(erode=0, low=0.5, high=99.5, behind=0.02, far_side=True),
-    "+ pad": dict(erode=0, low=0.5, high=99.5, behind=0.02, far_side=True, pad=True),
-    "+ support 3 cm": dict(erode=0, low=0.5, high=99.5, behind=0.02, far_side=True, pad=True,
+    "+ gap 2 cm": dict(erode=0, low=0.5, high=99.5, gap=0.02),
+    "+ far side": dict(erode=0, low=0.5, high=99.5, gap=0.02, far_side=True),
+    "+ pad": dict(erode=0, low=0.5, high=99.5, gap=0.02, far_side=True, pad=True),
+    "+ support 3 cm": dict(erode=0, low=0.5, high=99.5, gap=0.02, far_side=True, pad=True,
                            support=0.03),
-    "+ support 6 cm": dict(erode=0, low=0.5, high=99.5, behind=0.02, far_side=True, pad=True,
+    "+ support 6 cm": dict(erode=0, low=0.5, high=99.5, gap=0.02, far_side=True, pad=True,
                            support=0.06),
 }
 

@@ -46,21 +46,21 @@ class LocalizeConfig:
     would remain); a sighting needs `min_pixels` pixels with depth; the extent is the `low`-`high`
     percentile box of the points; instances of one label nearer than `merge` m are one.
 
-    Four completions of what a camera cannot see (0 or False: off): the mask's points behind a
-    gap in depth wider than `behind` m beyond their median depth are dropped (the background a
-    mask's border takes in, seen past the object's far edge); the bottom is lowered to the
-    supporting surface seen around the mask when that lies at most `support` m under the lowest
-    point (objects rest on something); with `far_side` the hidden far half of a tall object's
-    footprint is completed: as deep along the horizontal view direction as it is wide across
-    it (see `_completed`); and with `pad` the box grows by half a pixel's footprint on each
-    horizontal side (the outermost points are pixel centres)."""
+    Four completions of what a camera cannot see (0 or False: off): the mask's points across a
+    gap in depth wider than `gap` m from their median depth are dropped (the background a mask's
+    border takes in past the object's far edge, or the edge of an occluder in front of it);
+    the bottom is lowered to the supporting surface seen around the mask when that lies at most
+    `support` m under the lowest point (objects rest on something); with `far_side` the hidden
+    far half of a tall object's footprint is completed: as deep along the horizontal view
+    direction as it is wide across it (see `_completed`); and with `pad` the box grows by half
+    a pixel's footprint on each horizontal side (the outermost points are pixel centres)."""
 
     erode: int = 1
     min_pixels: int = 4
     low: float = 2.0
     high: float = 98.0
     merge: float = 0.05
-    behind: float = 0.0
+    gap: float = 0.0
     support: float = 0.0
     far_side: bool = False
     pad: bool = False
@@ -72,9 +72,9 @@ class LocalizeConfig:
         if not 0.0 <= self.low < self.high <= 100.0:
             raise TetherError(f"localization: percentiles need 0 <= low < high <= 100, not "
                               f"{self.low}, {self.high}")
-        if self.behind < 0 or self.support < 0:
-            raise TetherError(f"localization: behind >= 0 and support >= 0, not "
-                              f"{self.behind}, {self.support}")
+        if self.gap < 0 or self.support < 0:
+            raise TetherError(f"localization: gap >= 0 and support >= 0, not "
+                              f"{self.gap}, {self.support}")
 
 
 @dataclass(frozen=True)
@@ -146,19 +146,25 @@ def _eroded(mask: np.ndarray, config: LocalizeConfig) -> np.ndarray:
     return inner if inner.sum() >= config.min_pixels else mask
 
 
-def _background(depth: np.ndarray, mask: np.ndarray, gap: float) -> np.ndarray:
-    """The mask's pixels seen past the object's far edge: those behind the first gap wider than
-    `gap` among the mask's depths beyond their median (an object's own surface fills its depths
-    without gaps; what lies behind it is seen across one)."""
+def _detached(depth: np.ndarray, mask: np.ndarray, gap: float) -> np.ndarray:
+    """The mask's pixels across a gap in depth wider than `gap` from its median: behind the
+    first such gap beyond the median (the background seen past the object's far edge) or in
+    front of the last one before it (an occluder's edge, the arm's). An object's own surface
+    fills its depths without gaps."""
     d = np.where(mask & np.isfinite(depth) & (depth > 0), depth, np.nan)
     values = np.sort(d[np.isfinite(d)])
+    out = np.zeros_like(mask)
     if len(values) < 2:
-        return np.zeros_like(mask)
-    far = values[len(values) // 2:]
+        return out
+    middle = len(values) // 2
+    far, near = values[middle:], values[:middle + 1]
     jumps = np.flatnonzero(np.diff(far) > gap)
-    if len(jumps) == 0:
-        return np.zeros_like(mask)
-    return np.isfinite(d) & (d > far[jumps[0]])
+    if len(jumps):
+        out |= np.isfinite(d) & (d > far[jumps[0]])
+    jumps = np.flatnonzero(np.diff(near) > gap)
+    if len(jumps):
+        out |= np.isfinite(d) & (d < near[jumps[-1] + 1])
+    return out
 
 
 def _cloud(sighting: Sighting, mask: np.ndarray, config: LocalizeConfig) -> Cloud | None:
@@ -171,8 +177,8 @@ def _cloud(sighting: Sighting, mask: np.ndarray, config: LocalizeConfig) -> Clou
         raise TetherError(f"a mask of {mask.shape} does not match camera "
                           f"'{geometry.camera}' at {geometry.size}")
     keep = _eroded(mask, config)
-    if config.behind > 0:
-        keep = keep & ~_background(sighting.depth, keep, config.behind)
+    if config.gap > 0:
+        keep = keep & ~_detached(sighting.depth, keep, config.gap)
     points = geometry.back_project(sighting.depth, keep)
     if len(points) < config.min_pixels:
         return None

@@ -109,15 +109,27 @@ def test_without_erosion_a_thin_mask_keeps_its_width():
         assert side[0] == pytest.approx((width - 1) * pixel)  # between the pixel centres
 
 
-def test_points_far_behind_the_masks_median_depth_are_dropped():
+def test_points_across_a_gap_in_depth_behind_or_in_front_are_dropped():
     depth, mask = _on_table(0.2, slice(20, 30), slice(20, 30))
     bled = mask | _blob(slice(30, 32), slice(20, 30))  # the mask takes in two rows of table
-    config = LocalizeConfig(erode=0, low=0, high=100, behind=0.05)
+    config = LocalizeConfig(erode=0, low=0, high=100, gap=0.05)
     found = localize([Sighting(DOWN, depth, {"box_1": bled})], ["box_1"], config)["box_1"]
     assert found.points == 100 and found.lower[2] == pytest.approx(0.2)
     kept = localize([Sighting(DOWN, depth, {"box_1": bled})], ["box_1"],
                     LocalizeConfig(erode=0, low=0, high=100))["box_1"]
     assert kept.points == 120 and kept.lower[2] == pytest.approx(0.1)
+    # a finger 10 cm above the box, at the mask's edge, is not the box either
+    depth[20:22, 20:30] = 0.7
+    above = localize([Sighting(DOWN, depth, {"box_1": mask})], ["box_1"], config)["box_1"]
+    assert above.points == 80 and above.upper[2] == pytest.approx(0.2)
+
+
+def test_a_surface_sloping_away_without_a_gap_is_kept_whole():
+    depth = np.tile(np.linspace(0.7, 0.9, 64, dtype=np.float32)[:, None], (1, 64))  # 3 mm a row
+    mask = _blob(slice(0, 64), slice(20, 30))
+    config = LocalizeConfig(erode=0, low=0, high=100, gap=0.02)
+    assert localize([Sighting(DOWN, depth, {"ramp_1": mask})], ["ramp_1"],
+                    config)["ramp_1"].points == 640
 
 
 def test_the_bottom_reaches_the_surface_seen_around_the_mask_when_it_is_near():
