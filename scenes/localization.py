@@ -2,12 +2,17 @@
 
 A `Sighting` is one camera's metric depth, its geometry (`tether.scenes.projection`) and boolean
 masks by label, from any perception: the simulator's per-entity masks (privileged, the oracle) or
-a model's. Each mask is eroded (its border pixels mix the object's depth with what is behind it),
-back-projected to world points, and the points of every view that saw the object are pooled
-(agent view and wrist fused). The estimate is robust: the object's `lower`/`upper` extent is the
-2nd-98th percentile box of its points, its `position` that box's centre, and `median` the points'
-median, kept beside it (the median leans toward the faces the camera sees: a bowl's inner wall,
-~2 cm; the box centre does not, see the research note on camera localization).
+a model's. Each mask is eroded (`erode` pixels) or cut where its depth jumps (`gap`: what lies
+behind the object's edge or in front of it), back-projected to world points (one `Cloud` per
+view, with the ring of points around the mask), and the points of every view that saw the object
+are pooled (agent view and wrist fused). The estimate is robust: the object's `lower`/`upper`
+extent is the `low`-`high` percentile box of its points, its `position` that box's centre, and
+`median` the points' median, kept beside it (the median leans toward the faces the camera sees: a
+bowl's inner wall, ~2 cm; the box centre does not, see the research note on camera
+localization). A camera sees an object's top and near side only, so the box can be completed
+(`LocalizeConfig`): its bottom lowered to the surface seen around it, half a pixel added around,
+a tall object's hidden far half filled in; `benchmarks/localization_geometry.py` measures each
+rule against the simulator's boxes.
 
     sightings = [Sighting.of(observer.observe(c, (128, 128), depth=True, segmentation=True))
                  for c in ("agentview", "robot0_eye_in_hand")]
