@@ -219,7 +219,7 @@ def _supported(bottom: float, around: np.ndarray, config: LocalizeConfig) -> flo
     """The bottom lowered to the surface the object stands on: the highest of what the ring
     shows under the lowest visible point (its `SURFACE` percentile: a box the object stands on
     shows around it above the table), when that is at most `support` below it."""
-    under = around[around[:, 2] < bottom, 2] if len(around) else around[:0, 2]
+    under = around[around[:, 2] < bottom, 2]
     if len(under) == 0:
         return bottom
     surface = float(np.percentile(under, SURFACE))
