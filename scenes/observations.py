@@ -63,6 +63,7 @@ class Observer:
         self._model: mujoco.MjModel | None = None
         self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
         self._geom_entity: np.ndarray | None = None
+        self._robot_sites: list[int] = []
         self._names: list[str] = []
 
     def _prepare(self, size: tuple[int, int]) -> mujoco.Renderer:
@@ -86,6 +87,12 @@ class Observer:
                 b = int(model.body_parentid[b])
             owner[g] = roots.get(b, -1)
         self._geom_entity = owner
+        # the sites the robot carries are part of its silhouette: robosuite renders the gripper's
+        # grip-axis marker, a thin cylinder from the fingers down through whatever is below them
+        robot_bodies = model.geom_bodyid[sorted(self.scene._robot_geoms)]
+        robot_roots = np.unique(model.body_rootid[robot_bodies])
+        self._robot_sites = np.flatnonzero(
+            np.isin(model.body_rootid[model.site_bodyid], robot_roots)).tolist()
 
     def observe(self, camera: str, size: tuple[int, int] = (128, 128), *, rgb: bool = True,
                 depth: bool = False, segmentation: bool = False,
@@ -118,7 +125,9 @@ class Observer:
         ids, types = seg[..., 0], seg[..., 1]
         geom = np.where(types == int(mujoco.mjtObj.mjOBJ_GEOM), ids, -1)
         if own_body:
-            view.own = np.isin(geom, list(self.scene._robot_geoms))
+            site = np.where(types == int(mujoco.mjtObj.mjOBJ_SITE), ids, -1)
+            view.own = (np.isin(geom, list(self.scene._robot_geoms))
+                        | np.isin(site, self._robot_sites))
         if segmentation:
             entity = np.where(geom >= 0, self._geom_entity[np.clip(geom, 0, None)], -1)
             for i in np.unique(entity[entity >= 0]):

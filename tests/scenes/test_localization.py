@@ -8,9 +8,11 @@ import pytest
 
 from tether.errors import TetherError
 from tether.scenes.localization import (
+    Cloud,
     LocalizeConfig,
     NotFound,
     Sighting,
+    estimate,
     localize,
     localize_instances,
 )
@@ -90,11 +92,108 @@ def test_an_object_no_view_shows_is_not_found_never_guessed():
     assert localize_instances(sightings, "bowl_1") == []
 
 
+def _on_table(top: float, rows: slice, cols: slice) -> tuple[np.ndarray, np.ndarray]:
+    """A depth image of DOWN over a table 10 cm above the origin with a box whose top is at
+    height `top` over the pixels `rows` x `cols`, and the box's mask."""
+    mask = _blob(rows, cols)
+    return np.where(mask, 1.0 - top, 0.9).astype(np.float32), mask
+
+
+def test_without_erosion_a_thin_mask_keeps_its_width():
+    depth, mask = _on_table(0.2, slice(20, 40), slice(30, 35))  # 5 pixels wide
+    pixel = 0.8 / 64
+    for erode, width in ((1, 3), (0, 5)):  # erosion takes 2 of a thin object's 5 pixels
+        config = LocalizeConfig(erode=erode, low=0, high=100)
+        found = localize([Sighting(DOWN, depth, {"bottle_1": mask})], ["bottle_1"], config)
+        side = found["bottle_1"].upper - found["bottle_1"].lower
+        assert side[0] == pytest.approx((width - 1) * pixel)  # between the pixel centres
+
+
+def test_points_across_a_gap_in_depth_behind_or_in_front_are_dropped():
+    depth, mask = _on_table(0.2, slice(20, 30), slice(20, 30))
+    bled = mask | _blob(slice(30, 32), slice(20, 30))  # the mask takes in two rows of table
+    config = LocalizeConfig(erode=0, low=0, high=100, gap=0.05)
+    found = localize([Sighting(DOWN, depth, {"box_1": bled})], ["box_1"], config)["box_1"]
+    assert found.points == 100 and found.lower[2] == pytest.approx(0.2)
+    kept = localize([Sighting(DOWN, depth, {"box_1": bled})], ["box_1"],
+                    LocalizeConfig(erode=0, low=0, high=100))["box_1"]
+    assert kept.points == 120 and kept.lower[2] == pytest.approx(0.1)
+    # a finger 10 cm above the box, at the mask's edge, is not the box either
+    depth[20:22, 20:30] = 0.7
+    above = localize([Sighting(DOWN, depth, {"box_1": mask})], ["box_1"], config)["box_1"]
+    assert above.points == 80 and above.upper[2] == pytest.approx(0.2)
+
+
+def test_a_surface_sloping_away_without_a_gap_is_kept_whole():
+    depth = np.tile(np.linspace(0.7, 0.9, 64, dtype=np.float32)[:, None], (1, 64))  # 3 mm a row
+    mask = _blob(slice(0, 64), slice(20, 30))
+    config = LocalizeConfig(erode=0, low=0, high=100, gap=0.02)
+    assert localize([Sighting(DOWN, depth, {"ramp_1": mask})], ["ramp_1"],
+                    config)["ramp_1"].points == 640
+
+
+def test_the_bottom_reaches_the_surface_seen_around_the_mask_when_it_is_near():
+    depth, mask = _on_table(0.2, slice(20, 30), slice(20, 30))  # only the top at 0.2 is seen
+    sighting = Sighting(DOWN, depth, {"box_1": mask})
+    near = LocalizeConfig(erode=0, low=0, high=100, support=0.15)
+    found = localize([sighting], ["box_1"], near)["box_1"]
+    assert found.lower[2] == pytest.approx(0.1) and found.upper[2] == pytest.approx(0.2)
+    assert found.position[2] == pytest.approx(0.15)
+    # a surface farther under the lowest point than `support` (a lifted object) is not its own
+    far = localize([sighting], ["box_1"], LocalizeConfig(erode=0, low=0, high=100, support=0.05))
+    assert far["box_1"].lower[2] == pytest.approx(0.2)
+
+
+def _half_ring(radius: float, centre: tuple[float, float], view: np.ndarray,
+               heights: np.ndarray) -> Cloud:
+    """The side of a vertical cylinder a camera looking along `view` sees: the near half, at
+    each of `heights`."""
+    angles = np.linspace(-np.pi / 2, np.pi / 2, 181)
+    across = np.array([-view[1], view[0]])
+    xy = (np.array(centre) - radius * np.cos(angles)[:, None] * view
+          + radius * np.sin(angles)[:, None] * across)
+    points = np.concatenate([np.column_stack([xy, np.full(len(xy), z)]) for z in heights])
+    return Cloud("side", points, points[:0], view, pixel=0.01)
+
+
+def test_the_hidden_far_half_of_a_tall_round_footprint_is_completed():
+    view = np.array([1.0, 0.0])  # the camera looks along +x
+    cloud = _half_ring(0.02, (0.5, 0.1), view, np.linspace(0.90, 0.98, 9))  # 8 cm tall, 4 wide
+    config = LocalizeConfig(erode=0, low=0, high=100)
+    seen = estimate("bottle_1", [cloud], config)
+    assert seen.position[0] == pytest.approx(0.49)  # the near half: 1 cm toward the camera
+    done = estimate("bottle_1", [cloud], LocalizeConfig(erode=0, low=0, high=100, far_side=True))
+    assert np.allclose(done.lower[:2], [0.48, 0.08]) and np.allclose(done.upper[:2], [0.52, 0.12])
+    assert np.allclose(done.position, [0.5, 0.1, 0.94])
+
+
+def test_a_low_object_or_one_seen_as_deep_as_it_is_wide_is_not_completed():
+    view = np.array([1.0, 0.0])
+    config = LocalizeConfig(erode=0, low=0, high=100, far_side=True)
+    low = estimate("can_1", [_half_ring(0.02, (0.5, 0.1), view, np.array([0.9, 0.93]))], config)
+    assert low.lower[0] == pytest.approx(0.48) and low.upper[0] == pytest.approx(0.5)
+    x, y = np.meshgrid(np.linspace(0.4, 0.5, 11), np.linspace(0.0, 0.06, 7))
+    top = np.column_stack([x.ravel(), y.ravel(), np.full(x.size, 0.93)])  # a whole top face
+    found = estimate("book_1", [Cloud("side", top, top[:0], view, pixel=0.01)], config)
+    assert np.allclose(found.lower, [0.4, 0.0, 0.93]) and np.allclose(found.upper,
+                                                                       [0.5, 0.06, 0.93])
+
+
+def test_pad_grows_the_box_by_half_a_pixel_on_each_horizontal_side():
+    depth, mask = _on_table(0.2, slice(20, 30), slice(20, 30))
+    config = LocalizeConfig(erode=0, low=0, high=100, pad=True)
+    found = localize([Sighting(DOWN, depth, {"box_1": mask})], ["box_1"], config)["box_1"]
+    pixel = 0.8 / 64  # the box's top is 0.8 m from the camera
+    assert np.allclose(found.upper - found.lower, [10 * pixel, 10 * pixel, 0.0])
+
+
 def test_absurd_settings_are_a_clear_error():
     with pytest.raises(TetherError, match="low < high"):
         LocalizeConfig(low=60, high=40)
     with pytest.raises(TetherError, match="merge > 0"):
         LocalizeConfig(merge=0)
+    with pytest.raises(TetherError, match="support >= 0"):
+        LocalizeConfig(support=-0.01)
 
 
 @pytest.mark.slow

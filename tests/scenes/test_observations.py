@@ -37,6 +37,33 @@ def test_rgb_depth_and_masks_with_poses_per_object_name():
         scene.close()
 
 
+@pytest.mark.slow
+def test_the_grippers_rendered_marker_is_part_of_the_robots_own_silhouette():
+    """robosuite renders the gripper's grip-axis site, a thin cylinder from the fingers down onto
+    the table; it is the robot's, so camera perception must never take it for an object."""
+    import mujoco
+
+    from tether.scenes.cameras import visual_only
+    from tether.scenes.libero_scene import LiberoScene
+    from tether.scenes.observations import Observer
+
+    scene = LiberoScene("libero_goal/put_the_cream_cheese_in_the_bowl", init_state=0, seed=0)
+    observer = Observer(scene)
+    try:
+        view = observer.observe("agentview", (128, 128), rgb=False, own_body=True)
+        model, data = scene._env.env.sim.model._model, scene._env.env.sim.data._data
+        marker = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, "gripper0_grip_site_cylinder")
+        with mujoco.Renderer(model, 128, 128) as renderer:
+            renderer.update_scene(data, camera="agentview", scene_option=visual_only())
+            renderer.enable_segmentation_rendering()
+            seg = renderer.render()
+        drawn = (seg[..., 1] == int(mujoco.mjtObj.mjOBJ_SITE)) & (seg[..., 0] == marker)
+        assert drawn.sum() > 5 and view.own[drawn].all()
+    finally:
+        observer.close()
+        scene.close()
+
+
 def test_no_gl_context_is_a_clear_error(monkeypatch):
     import mujoco
 
