@@ -88,8 +88,10 @@ class SceneFacts:
     robot_position: np.ndarray | None = None
 
     @classmethod
-    def of(cls, robot: Robot) -> SceneFacts:
-        """Facts of a scene as it is now: names, the task's aliases, fixtures, positions."""
+    def of(cls, robot: Robot, *, at_start: bool = False) -> SceneFacts:
+        """Facts of a scene: names, the task's aliases, fixtures, positions as they are now, or
+        (`at_start`) as the episode started: the scene an instruction was given in, so a replan
+        refers to the objects the first plan did even when a failed attempt moved them."""
         entities = list(robot.entities())
         task = getattr(robot, "task", None)
         aliases = {a.lower(): c for a, c in getattr(task, "aliases", ())}
@@ -99,7 +101,8 @@ class SceneFacts:
 
             problem = read_problem(task.bddl_file)
             fixtures = {f for names in problem.fixtures.values() for f in names}
-        positions = {e: np.asarray(robot.position(e), float) for e in entities}
+        where = robot.start_pose_of if at_start else robot.pose_of
+        positions = {e: np.asarray(where(e).pos, float) for e in entities}
         return cls(entities, aliases, fixtures, positions, np.asarray(robot.eef_pose().pos))
 
     def names(self, entity: str) -> list[list[str]]:

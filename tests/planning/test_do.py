@@ -64,7 +64,7 @@ def test_do_opens_one_scene_and_one_store_and_keeps_the_plan_in_it(tmp_path, ope
         TASK, runs=tmp_path, budget=20, record=False, memory=tmp_path / "m.db")))
     assert len(opened) == 1 and opened[0].closed == 1
     assert stores == [tmp_path / "m.db"]
-    assert plan.planner == "parser" and plan.subtasks[0].expect == [
+    assert plan.planner == "grounding" and plan.subtasks[0].expect == [
         {"predicate": "on", "object": BOWL, "target": PLATE}]
     assert record.memory["store"] == str(tmp_path / "m.db")
     assert json.loads((tmp_path / record.run_dir / "plan.json").read_text()) == plan.to_json()

@@ -224,3 +224,12 @@ def test_rank_without_a_config_uses_the_default_after_a_call_with_another():
     rank("put the mug on the plate", FACTS, GroundingConfig(embedder="hashing"))
     grounding = rank("put the mug on the plate", FACTS)
     assert grounding.config == GroundingConfig()
+
+
+def test_a_replan_grounds_the_instruction_in_the_scene_it_was_given_in():
+    """A failed grasp that pushed the bowl must not change which bowl 'the bowl next to ...'
+    means: the replanner's facts (`at_start`) are the episode's start positions."""
+    robot = scene()
+    robot.boxes[BOWL].pos[:] = [0.3, 0.2, 0.02]  # a failed attempt moved the bowl
+    assert np.allclose(SceneFacts.of(robot).position(BOWL), [0.3, 0.2, 0.02])
+    assert np.allclose(SceneFacts.of(robot, at_start=True).position(BOWL), [0.10, 0.0, 0.02])

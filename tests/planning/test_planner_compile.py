@@ -117,7 +117,7 @@ def test_tether_do_plans_and_succeeds_nominally_and_remembers_the_plan(tmp_path)
     record, plan = do_instruction(DoConfig("move the black bowl onto the plate", SessionConfig(
         "libero_goal/8", runs=tmp_path, budget=DO_BUDGET, memory=str(tmp_path / "m.db"),
         record=False)))
-    assert record.result.success and plan.planner == "parser"
+    assert record.result.success and plan.planner == "grounding"
     from tether.memory.store import ExperienceStore
 
     with ExperienceStore(tmp_path / "m.db") as store:

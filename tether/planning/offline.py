@@ -1,11 +1,11 @@
 """The `memory` planner: tether's offline default (no model server, no weights).
 
-1. **Ground**: the instruction parser (`tether.planning.instructions`, grounded by
-   `tether.scenes.referring.ground`) where it reads the instruction; where it cannot, grounding
-   by ranking (`tether.planning.grounding`): the goals the skills can achieve in this scene,
-   rendered as sentences, ranked against it with MiniLM and lexical evidence; below the
-   threshold or margin, a `TetherError` lists the closest readings. The goals are turned into
-   steps by `tether.planning.skills`.
+1. **Ground** by ranking (`tether.planning.grounding`): the goals the skills can achieve in this
+   scene, rendered as sentences, ranked against the instruction with MiniLM and lexical
+   evidence. Below the threshold or margin, the instruction parser
+   (`tether.planning.instructions`, grounded by `tether.scenes.referring.ground`) is tried; where
+   it cannot read the instruction either, a `TetherError` lists the closest readings. The goals
+   are turned into steps by `tether.planning.skills`.
 2. **Remember**: with a long-term store, the nearest successful episode that carries a plan
    (`metadata.plan`, written by `tether do`) is retrieved by the embedding of instruction +
    objects. Its entities are re-grounded into this scene: each old entity goes to the new
@@ -129,15 +129,15 @@ class MemoryPlanner:
     def plan(self, request: PlanRequest) -> Plan:
         parsed: list[Goal] | None = None
         reason = ""
-        path = "parser"
-        try:  # the phrase parser where it reads the instruction, else grounding by ranking
-            parsed = ground_goals(parse(request.instruction), request.facts)
-        except TetherError:
-            path = "grounding"
+        path = "grounding"
+        try:  # grounding by ranking, else the phrase parser where it reads the instruction
+            parsed = rank(request.instruction, request.facts, self.grounding).decide()
+        except TetherError as exc:
+            reason, path = str(exc), "parser"
             try:
-                parsed = rank(request.instruction, request.facts, self.grounding).decide()
-            except TetherError as exc:
-                reason = str(exc)
+                parsed = ground_goals(parse(request.instruction), request.facts)
+            except TetherError:
+                pass
         remembered = self.remember(request, parsed)
         if remembered is not None:
             return remembered

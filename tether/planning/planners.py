@@ -73,19 +73,21 @@ def open_planner_store(spec: str | Path | None) -> ExperienceStore | None:
     return None if spec is None or str(spec) == NO_MEMORY else ExperienceStore(spec)
 
 
-def request_for(instruction: str, robot: Any, options: PlannerOptions, **more: Any) -> PlanRequest:
+def request_for(instruction: str, robot: Any, options: PlannerOptions, *, at_start: bool = False,
+                **more: Any) -> PlanRequest:
     images = []
     if options.images and options.backend not in PLANNERS:
         frame = robot.render("agentview", (256, 256))
         images = [] if frame is None else [frame]
-    return PlanRequest(instruction, SceneFacts.of(robot), resolve=robot.resolve, images=images,
+    return PlanRequest(instruction, SceneFacts.of(robot, at_start=at_start),
+                       resolve=robot.resolve, images=images,
                        parts=parts_of(robot), **more)
 
 
 def replanner_for(planner: Planner, options: PlannerOptions, safety: SafetyConfig | None,
                   first: Plan, keep: Callable[[], Path] | None = None) -> Replanner:
-    """The `replanner` service of the `replan` node: plan again from the scene as it is, and
-    compile the plan in memory (without a `replan` of its own). With `keep`, the N-th replanned
+    """The `replanner` service of the `replan` node: plan again (the instruction grounded in the
+    scene it was given in, `SceneFacts.of(at_start=True)`), and compile the plan in memory (without a `replan` of its own). With `keep`, the N-th replanned
     tree is also written as `keep()/replanN.yaml` for a person to read."""
     state = {"previous": first, "n": 0}
 
@@ -93,7 +95,8 @@ def replanner_for(planner: Planner, options: PlannerOptions, safety: SafetyConfi
         robot = context["robot"]
         errors = context.get("errors") or []
         failure = "; ".join(f"{e['code']} in '{e['node']}': {e['message']}" for e in errors[-3:])
-        request = request_for(context["instruction"], robot, options, events=context["events"],
+        request = request_for(context["instruction"], robot, options, at_start=True,
+                              events=context["events"],
                               failure=failure or "the plan did not finish",
                               previous=state["previous"])
         plan = planner.plan(request)
