@@ -87,8 +87,9 @@ def request_for(instruction: str, robot: Any, options: PlannerOptions, *, at_sta
 def replanner_for(planner: Planner, options: PlannerOptions, safety: SafetyConfig | None,
                   first: Plan, keep: Callable[[], Path] | None = None) -> Replanner:
     """The `replanner` service of the `replan` node: plan again (the instruction grounded in the
-    scene it was given in, `SceneFacts.of(at_start=True)`), and compile the plan in memory (without a `replan` of its own). With `keep`, the N-th replanned
-    tree is also written as `keep()/replanN.yaml` for a person to read."""
+    scene it was given in, `SceneFacts.of(at_start=True)`), and compile the plan in memory
+    (without a `replan` of its own). With `keep`, the N-th replanned tree is also written as
+    `keep()/replanN.yaml` for a person to read."""
     state = {"previous": first, "n": 0}
 
     def replan(context: dict[str, Any]) -> py_trees.behaviour.Behaviour:
