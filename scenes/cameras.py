@@ -31,7 +31,15 @@ if TYPE_CHECKING:
     import mujoco
 
 
-MAX_GEOMS = 10_000  # of a visual scene (mujoco.Renderer's default)
+DECOR = 64  # room in a visual scene beyond the model's own elements
+
+
+def scene_capacity(model: mujoco.MjModel) -> int:
+    """Abstract geoms a visual scene of `model` needs room for: its geoms, sites, tendon and
+    wrap segments, skins and flexes, and some decoration. Allocating a scene costs time in
+    proportion (mujoco.Renderer's 10,000 take ~70 ms; a LIBERO scene needs ~400)."""
+    return (model.ngeom + model.nsite + model.ntendon + model.nwrap + model.nskin + model.nflex
+            + DECOR)
 
 
 def offscreen_renderer(model: mujoco.MjModel, size: tuple[int, int]) -> mujoco.Renderer:
@@ -113,10 +121,13 @@ class Cameras:
         try:
             scene = self._free.pop()
         except IndexError:
-            scene = mujoco.MjvScene(model=model, maxgeom=MAX_GEOMS)
-        mujoco.mjv_updateScene(model, data, visual_only(), None, view,
-                               mujoco.mjtCatBit.mjCAT_ALL.value, scene)
-        return scene
+            scene = mujoco.MjvScene(model=model, maxgeom=scene_capacity(model))
+        while True:
+            mujoco.mjv_updateScene(model, data, visual_only(), None, view,
+                                   mujoco.mjtCatBit.mjCAT_ALL.value, scene)
+            if scene.ngeom < scene.maxgeom:  # a full scene may have left geoms out
+                return scene
+            scene = mujoco.MjvScene(model=model, maxgeom=2 * scene.maxgeom)
 
     def release(self, model: mujoco.MjModel, scene: mujoco.MjvScene) -> None:
         """Take back a drawn visual scene for the next capture (of the same model)."""

@@ -9,7 +9,7 @@ import threading
 import mujoco
 import numpy as np
 
-from tether.scenes.cameras import Cameras, View, visual_only
+from tether.scenes.cameras import Cameras, View, scene_capacity, visual_only
 
 SCENE = """
 <mujoco>
@@ -52,4 +52,23 @@ def test_a_capture_drawn_later_on_another_thread_is_the_frame_at_its_step():
     assert np.array_equal(drawn["frame"], now)
     assert not np.array_equal(cameras.render(model, data, "top", (64, 48)), now)
     assert cameras._free == [view.scene]  # drawn, its visual scene is captured into again
+    cameras.close()
+
+
+def test_a_visual_scene_fits_the_model_and_grows_when_the_model_draws_more():
+    sensors = "".join(f'<rangefinder site="eye" name="r{i}"/>' for i in range(150))
+    eye = '<site name="eye" pos="0.3 0 0.4" euler="180 0 0"/>'  # on the box, looking down
+    xml = SCENE.replace("<freejoint/>", "<freejoint/>" + eye)
+    model = mujoco.MjModel.from_xml_string(
+        xml.replace("</mujoco>", f"<sensor>{sensors}</sensor></mujoco>"))
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    assert scene_capacity(model) < 150  # a rangefinder's ray is drawn, and not counted
+    cameras = Cameras()
+    scene = cameras.capture(model, data, "top")
+    assert scene.ngeom > 150 and scene.ngeom < scene.maxgeom
+    with mujoco.Renderer(model, 64, 48) as renderer:
+        renderer.update_scene(data, camera="top", scene_option=visual_only())
+        assert renderer.scene.ngeom == scene.ngeom
+        assert np.array_equal(renderer.render(), cameras.draw(model, scene, (64, 48)))
     cameras.close()

@@ -63,8 +63,8 @@ def run(
         "--record/--no-record", help="Write the run's trace (trace.jsonl, frames/) for "
                                      "`tether view`.")] = True,
     frame_every: Annotated[int, typer.Option(
-        min=0, help="Save camera frames (agentview and wrist, 128 px) every N ticks and at every "
-                    "event; 0: no frames.")] = 20,
+        min=0, help="Save camera frames (agentview and wrist, 128 px) at every event and at "
+                    "most N ticks apart; 0: no frames.")] = 20,
     memory: Annotated[str | None, typer.Option(
         metavar="PATH|fresh|none", help="Long-term memory store: a file (created when missing), "
         "'fresh' (a new store in the run directory) or 'none' (memory off). Default: "

@@ -5,9 +5,9 @@ the tree's structure (each node once: id, parent, name, type, class, parameters,
 every tick it writes one `tick` record with only what changed: nodes whose status or feedback
 changed, the nodes visited (when not the same as the tick before), blackboard keys written (as
 `trace.jsonable` values), the robot command, the end effector's pose and the gripper's width
-after the tick, and the events of the tick. Camera frames
-(`FrameSettings`) are taken every `every` ticks and at every tick with an event: captured at the
-tick (`Robot.capture`: a MuJoCo scene's visual scene, read from the sim state then) and drawn,
+after the tick, and the events of the tick. Camera frames (`FrameSettings`) are taken at every
+tick with an event and at most `every` ticks apart: captured at the tick (`Robot.capture`: a
+MuJoCo scene's visual scene, read from the sim state then) and drawn,
 encoded and written on the trace writer's thread (`tether.replay.writer`) before the record that
 names them, so the tick loop does not wait for them; `finish` waits for the writer.
 
@@ -54,7 +54,8 @@ MISSING = object()
 
 @dataclass(frozen=True)
 class FrameSettings:
-    """Which cameras to save, how often (ticks; 0: only at events) and at what size (h, w)."""
+    """Which cameras to save, at most how many ticks apart besides events (0: only at events)
+    and at what size (h, w)."""
 
     cameras: tuple[str, ...] = ()
     every: int = 0
@@ -123,6 +124,7 @@ class Recorder:
         self.bb: dict[str, Any] = {}
         self.errors = 0
         self.visited: list[int] = []
+        self.next_frame = 1  # the tick by which the next frame is due
         run_dir.mkdir(parents=True, exist_ok=True)
         if frames.cameras:
             (run_dir / FRAMES_DIR).mkdir(exist_ok=True)
@@ -175,10 +177,11 @@ class Recorder:
             record["events"] = events
         captures: dict[str, Capture] = {}
         if self.frames.cameras and (events or tick.root in FINISHED or (
-                self.frames.every and (tick.index == 1 or tick.index % self.frames.every == 0))):
+                self.frames.every and tick.index >= self.next_frame)):
             names, captures = self._capture(tick.index)
             if names:
                 record["frames"] = names
+                self.next_frame = tick.index + self.frames.every
         self.writer.write(record, captures)
 
     def _statuses(self) -> tuple[list[int], list[Status]]:

@@ -8,8 +8,8 @@ that names it, so a trace never names a frame that is not on disk: killed at any
 run leaves whole lines naming whole frames (docs/trace.md). A record without frames while
 nothing waits for the writer is written at once on the tick thread: handing it over would cost
 the tick a thread switch for a line of JSON. The hand-over is bounded: at most
-`QUEUE` records and `IN_FLIGHT` captures wait (a MuJoCo capture holds ~9 MB); beyond that the
-tick thread waits for the writer.
+`QUEUE` records and `IN_FLIGHT` captures wait (a MuJoCo capture of a LIBERO scene holds
+~0.3 MB); beyond that the tick thread waits for the writer.
 
 When frames cannot be drawn (no GL context: no display and no EGL), the writer stops drawing,
 drops the frames from that record and every later one, and says why in `frames_off`; the
@@ -36,7 +36,7 @@ from tether.replay.trace import TRACE_NAME, TraceFile
 from tether.scenes.cameras import Cameras, Capture
 
 QUEUE = 256  # records waiting to be written
-IN_FLIGHT = 4  # captures waiting to be drawn (two ticks of two cameras)
+IN_FLIGHT = 32  # captures waiting to be drawn (sixteen ticks of two cameras)
 
 
 class TraceWriter:

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from tether.scenes.scene_cache import SceneCache
 
 DEFAULT_BUDGET = 1000
-# Both cameras at 128 px every 20 ticks (1 s simulated) and at every event: a frame costs
+# Both cameras at 128 px at every event and at most 20 ticks (1 s simulated) apart: a frame costs
 # 40-250 ms to render on a CPU, about 2-10 control steps, so this keeps recording to a fraction
 # of the run's time while every phase change of the tree still has a picture.
 DEFAULT_FRAMES = FrameSettings(cameras=("agentview", "robot0_eye_in_hand"), every=20,
