@@ -3,53 +3,59 @@ copies, a whole episode under isolation, and objects the segmenter does not know
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
-from tether.blackboard.world import ObjectNotFound, perceive
+from tether.blackboard.world import CameraWorld, ObjectNotFound, perceive
 from tether.errors import TetherError
 from tether.session.run import RunConfig, run
 from tether.session.session import SessionConfig
+
+if TYPE_CHECKING:
+    from tether.scenes.libero_scene import LiberoScene
 
 DECLARED = {"static layout", "articulation", "collision geometry", "identity", "simulation",
             "outcome", "trace"}
 LIBRARY = Path(__file__).resolve().parents[2] / "trees" / "library"
 
 
-@pytest.mark.slow
-def test_two_identical_bowls_are_told_apart_and_named_as_the_task_file_places_them():
+@contextmanager
+def camera_view(task: str) -> Iterator[tuple[LiberoScene, CameraWorld]]:
+    """`task`'s scene at init state 0 and the camera world that sees it, closed after."""
     from tether.scenes.libero_scene import LiberoScene
 
-    scene = LiberoScene("libero_spatial/0", init_state=0)
+    scene = LiberoScene(task, init_state=0)
     robot = perceive(scene, "camera")
     try:
+        yield scene, robot
+    finally:
+        robot.close()
+        scene.close()
+
+
+@pytest.mark.slow
+def test_two_identical_bowls_are_told_apart_and_named_as_the_task_file_places_them():
+    with camera_view("libero_spatial/0") as (scene, robot):
         with scene.isolation.enforced():
             assert robot.look() == []
             seen = {n: robot.pose_of(n).pos for n in ("akita_black_bowl_1", "akita_black_bowl_2")}
         for name, pos in seen.items():  # a camera pose is the middle of the box it saw
             assert np.linalg.norm(pos - np.mean(scene.extent_of(name), axis=0)) < 0.02, name
         assert dict(scene.isolation.reads) == {"identity": 2}
-    finally:
-        robot.close()
-        scene.close()
 
 
 @pytest.mark.slow
 def test_an_object_the_segmenter_does_not_know_is_not_found_never_guessed():
-    from tether.scenes.libero_scene import LiberoScene
-
-    scene = LiberoScene("libero_spatial_object/0", init_state=0)
-    robot = perceive(scene, "camera")
-    try:
+    with camera_view("libero_spatial_object/0") as (scene, robot):
         with scene.isolation.enforced():
             assert set(robot.look()) == {"black_bowl_1", "black_bowl_2", "yellow_plate_1"}
             with pytest.raises(ObjectNotFound, match="'yellow_plate_1' is not seen by agentview"):
                 robot.pose_of("yellow_plate_1")
-    finally:
-        robot.close()
-        scene.close()
 
 
 @pytest.mark.slow

@@ -72,3 +72,20 @@ def test_a_visual_scene_fits_the_model_and_grows_when_the_model_draws_more():
         assert renderer.scene.ngeom == scene.ngeom
         assert np.array_equal(renderer.render(), cameras.draw(model, scene, (64, 48)))
     cameras.close()
+
+
+def test_frames_drawn_without_multisampling_are_what_the_model_draws_with_offsamples_0():
+    model = mujoco.MjModel.from_xml_string(SCENE)
+    data = mujoco.MjData(model)
+    data.qpos[:3] = [0.05, 0.03, 0.2]  # the box's edges cross pixels: multisampling shows
+    mujoco.mj_forward(model, data)
+    assert model.vis.quality.offsamples == 4
+    smooth, jagged = Cameras(), Cameras(samples=0)
+    frames = [c.render(model, data, "top", (64, 48)) for c in (smooth, jagged)]
+    model.vis.quality.offsamples = 0
+    with mujoco.Renderer(model, 64, 48) as renderer:
+        renderer.update_scene(data, camera="top", scene_option=visual_only())
+        assert np.array_equal(renderer.render(), frames[1])
+    assert not np.array_equal(frames[0], frames[1])
+    smooth.close()
+    jagged.close()
