@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from tether.errors import TetherError
@@ -39,13 +39,8 @@ class Isolation:
         self.reads: Counter[str] = Counter()
         self._reasons: list[str] = []
 
-    @contextmanager
-    def enforced(self) -> Iterator[None]:
-        before, self.on = self.on, True
-        try:
-            yield
-        finally:
-            self.on = before
+    def enforced(self) -> AbstractContextManager[None]:
+        return self._switched(True)
 
     @contextmanager
     def allowed(self, reason: str) -> Iterator[None]:
@@ -64,10 +59,13 @@ class Isolation:
                 "perception leaves read object state from the camera world model only")
         self.reads[self._reasons[-1]] += 1
 
-    @contextmanager
-    def suspended(self) -> Iterator[None]:
+    def suspended(self) -> AbstractContextManager[None]:
         """Off while a privileged method runs (its own privileged calls are its business)."""
-        before, self.on = self.on, False
+        return self._switched(False)
+
+    @contextmanager
+    def _switched(self, on: bool) -> Iterator[None]:
+        before, self.on = self.on, on
         try:
             yield
         finally:
