@@ -34,27 +34,15 @@ def collect_perception(
 ) -> None:
     """Render tasks' cameras (RGB, depth) under appearance perturbations, labelled with the
     simulator's instance masks, into a perception dataset."""
-    from tqdm import tqdm
-
+    from tether.cli.progress import LazyBar
     from tether.datasets.perception import VARIANTS, PerceptionCollectConfig
     from tether.datasets.perception import collect_perception as run_collect
 
     config = PerceptionCollectConfig(tasks=tasks, out=out_dir, init_states=init_states,
                                      variants=tuple(variants) if variants else VARIANTS,
                                      size=(size, size), seed=seed)
-    bars: list[tqdm] = []  # opened at the first scene: a user error prints nothing before it
-
-    def progress(done: int, total: int) -> None:
-        if not bars:
-            bars.append(tqdm(total=total, desc="scenes", unit="scene"))
-        bars[0].n = done
-        bars[0].refresh()
-
-    try:
-        report = run_collect(config, progress=progress)
-    finally:
-        for bar in bars:
-            bar.close()
+    with LazyBar("scenes", "scene") as bar:
+        report = run_collect(config, progress=bar.show)
     for skipped in report.skipped:
         out.print(f"skipped {skipped}")
     out.print(f"rendered {report.frames} frames ({report.scenes} scenes built) in "
@@ -82,28 +70,16 @@ def train_perception(
     threads: Annotated[int, typer.Option(min=1, help="Torch CPU threads.")] = 2,
 ) -> None:
     """Train tether's category segmenter from scratch on CPU; save it with a model card."""
-    from tqdm import tqdm
-
+    from tether.cli.progress import LazyBar
     from tether.models.perception.training import SegmenterTrainConfig, train_segmenter
 
     config = SegmenterTrainConfig(datasets=list(datasets), out=out_dir, steps=steps,
                                   minutes=minutes, batch_size=batch_size, crop=crop, lr=lr,
                                   width=width, holdout=holdout, seed=seed, threads=threads,
                                   command=command_line(ctx))
-    bars: list[tqdm] = []  # opened at the first step: a user error prints nothing before it
-
-    def progress(step: int, loss: float) -> None:
-        if not bars:
-            bars.append(tqdm(total=steps, initial=step - 1, desc="training", unit="step"))
-        bars[0].n = step
-        bars[0].set_postfix(loss=f"{loss:.3f}")
-        bars[0].refresh()
-
-    try:
-        report = train_segmenter(config, progress=progress)
-    finally:
-        for bar in bars:
-            bar.close()
+    with LazyBar("training", "step") as bar:
+        report = train_segmenter(
+            config, progress=lambda step, loss: bar.show(step, steps, loss=f"{loss:.3f}"))
     final = f"; final loss {report.loss[-1][1]:.3f}" if report.loss else ""
     out.print(f"trained to step {report.steps} (from {report.resumed_from}) in "
               f"{report.seconds / 60:.1f} min{final}; {report.size_mb:.1f} MB in {report.out} "

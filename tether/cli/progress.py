@@ -1,8 +1,9 @@
-"""Progress in the terminal while an episode runs.
+"""Progress in the terminal: while an episode runs, and for long jobs.
 
 On a terminal, `LiveTree` redraws the tree with each node's status (py_trees' unicode rendering)
 a few times per second, with a status line. Otherwise (CI logs, pipes), `TipLines` prints one
-compact line whenever the running leaf changes, so logs stay short and readable.
+compact line whenever the running leaf changes, so logs stay short and readable. `LazyBar` is
+a tqdm bar for long jobs, opened at their first progress report.
 """
 
 from __future__ import annotations
@@ -61,3 +62,29 @@ class TipLines:
         if key != self.last:
             self.last = key
             self.console.print(status_line(tick, self.robot), highlight=False)
+
+
+class LazyBar:
+    """A tqdm bar opened at the job's first report (`show`), so a job that stops on a user
+    error prints nothing before the error; closed on exit."""
+
+    def __init__(self, desc: str, unit: str):
+        self.desc, self.unit = desc, unit
+        self.bar = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def show(self, done: int, total: int, **postfix: str) -> None:
+        from tqdm import tqdm
+
+        if self.bar is None:
+            self.bar = tqdm(total=total, initial=done, desc=self.desc, unit=self.unit)
+        self.bar.n = done
+        if postfix:
+            self.bar.set_postfix(postfix)
+        self.bar.refresh()
