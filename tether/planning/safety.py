@@ -5,9 +5,11 @@ the same checked recoveries whoever planned it. Rules are registered by name (`R
 configured by `SafetyConfig` (a dataclass, loadable from YAML with `SafetyConfig.load`): each rule
 can be switched off or tuned. Applied per step, innermost first, then per sub-task and per plan:
 
-    grasp   `subtree: grasp` -> retry `attempts` x [grasp, verify: grasped or (release and fail)]
-            (the grasped check with empty-grasp recovery: re-localise and re-stage by retrying
-            from the approach pose, which tracks the object where it now is)
+    grasp   `subtree: grasp` -> retry `attempts` x [grasp, verify: held or (release and fail)]
+            (held: both fingers touch the object, or the lifted hand has it within the carry
+            rule's `reach`, as a mug hanging by its handle from the fingertips; an empty grasp
+            is re-localised and re-staged by retrying from the approach pose, which tracks the
+            object where it now is)
     vla     `vla` -> retry `attempts` x [re-stage above the object (or lift), vla]
     carry   `move_to` carrying an object -> monitor every `every` steps that the object stays
             within `reach` of the gripper (a slipped object preempts the carry: PREEMPTED)
@@ -132,9 +134,11 @@ def _grasp(node: Node, cfg: SafetyConfig) -> Node:
     if node.get(SUBTREE) != "grasp" or not cfg.grasp.enabled:
         return node
     obj = node.get("with", {}).get("object")
+    held = {"check": {"predicate": "within_reach", "object": obj, "target": "gripper",
+                      "distance": cfg.carry.reach, "error": "EMPTY_GRASP"}}
     return {"retry": {"name": f"verified grasp of {obj}", "n": cfg.grasp.attempts, "child": {
         "sequence": [node, {"selector": {"name": "verify grasp", "children": [
-            {"check": {"predicate": "grasped", "object": obj, "error": "EMPTY_GRASP"}},
+            {"check": {"predicate": "grasped", "object": obj}}, held,
             {"name": "empty grasp: let go and re-stage",
              "force_failure": {"release": 0.08}}]}}]}}}
 
