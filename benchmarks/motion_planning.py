@@ -71,7 +71,8 @@ def main() -> None:
                     began = time.perf_counter()
                     kept = feasible_grasps(scene, name)
                     ranking.append((time.perf_counter() - began) * 1000)
-                    every = candidates(name, *scene.extent_of(name), DOWN, scene.handle_of(name))
+                    every = candidates(*scene.extent_of(name), DOWN, scene.handle_of(name),
+                                       hollow=scene.is_hollow(name))
                     table.add_row(task, str(state), f"{name} grasp ranking",
                                   f"{len(kept)} of {len(every)} kept", "-", f"{ranking[-1]:.0f}")
         finally:

@@ -388,6 +388,10 @@ class Perceived(Robot):
         with self._layout("collision geometry"):
             return self.scene.handle_of(name)
 
+    def is_hollow(self, name: str) -> bool:
+        with self._layout("collision geometry"):
+            return self.scene.is_hollow(name)
+
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         with self._layout("collision geometry"):
             return self.scene.set_down(target, carried, near)

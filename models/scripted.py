@@ -58,7 +58,8 @@ class ScriptedGrasp:
         self.lift_to: np.ndarray | None = None
 
     def _grasp_point(self) -> np.ndarray:
-        return grasp_point(self.object, *self.robot.extent_of(self.object))
+        robot, name = self.robot, self.object
+        return grasp_point(*robot.extent_of(name), hollow=robot.is_hollow(name))
 
     def infer(self, obs: Observation | None = None) -> np.ndarray:
         self.ticks += 1

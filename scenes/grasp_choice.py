@@ -31,7 +31,6 @@ from tether.scenes.grasps import (
     axis_of,
     fold,
     grasp_point,
-    is_hollow,
     rim_grasps,
     span,
 )
@@ -58,18 +57,21 @@ class Grasp:
     kind: str
 
 
-def candidates(name: str, low: np.ndarray, high: np.ndarray, down: Rotation,
-               handle: Handle | None = None) -> list[Grasp]:
-    """Every candidate grasp, in the order preferred; `down` is the hand pointing straight down
-    with the wrist at yaw 0; `handle` the object's handle, if it has one."""
+def candidates(low: np.ndarray, high: np.ndarray, down: Rotation, handle: Handle | None = None,
+               *, hollow: bool) -> list[Grasp]:
+    """Every candidate grasp of the object in the box (`low`, `high`), in the order preferred;
+    `down` is the hand pointing straight down with the wrist at yaw 0; `handle` the object's
+    handle, if it has one; `hollow` whether it is open-topped (`Robot.is_hollow`)."""
     below = np.array([0.0, 0.0, -1.0])
     by_handle = [] if handle is None else [_handle_grasp(handle, down)]
-    if is_hollow(name):  # pinched at the wall: the unturned rim point, then the rest of the rim
-        return by_handle + [Grasp(grasp_point(name, low, high), down.as_quat(), below, "top")] + [
+    if hollow:  # pinched at the wall: the unturned rim point, then the rest of the rim
+        return by_handle + [Grasp(grasp_point(low, high, hollow=True), down.as_quat(), below,
+                                  "top")] + [
             Grasp(point, _turn(down, yaw).as_quat(), below, "rim")
             for point, yaw in rim_grasps(low, high)]
     grasps = by_handle + [
-        Grasp(grasp_point(name, low, high, axis_of(yaw)), _turn(down, yaw).as_quat(), below, "top")
+        Grasp(grasp_point(low, high, axis_of(yaw), hollow=False), _turn(down, yaw).as_quat(),
+              below, "top")
         for yaw in _spanned(low, high, (0.0, *TURNED_YAWS)) or [0.0]]
     middle = (low + high) / 2.0
     for direction in _spanned(low, high, SIDE_DIRECTIONS):
@@ -89,7 +91,8 @@ def feasible(robot: Robot, name: str, *, approach: float = 0.10) -> Iterator[Gra
     when asked for (a tree that takes the first checks no more)."""
     space = robot.motion_space([name])
     along = np.linspace(0.0, approach, int(np.ceil(approach / LINE_STEP)) + 1)
-    every = candidates(name, *robot.extent_of(name), DOWN, robot.handle_of(name))
+    every = candidates(*robot.extent_of(name), DOWN, robot.handle_of(name),
+                       hollow=robot.is_hollow(name))
     return (grasp for seed, grasp in enumerate(every)
             if all(space.solve(grasp.point - back * grasp.approach, grasp.quat, seed) is not None
                    for back in along))

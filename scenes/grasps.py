@@ -1,11 +1,13 @@
-"""Where the fingers close on an object, from its name and bounding box.
+"""Where the fingers close on an object, from its bounding box and whether it is hollow.
 
 The Panda's fingers close along one horizontal world axis: y with the wrist at yaw 0 (LIBERO's
 default), x with the wrist turned to yaw pi/2. A grasp is a point the fingertips straddle, for
-fingers closing along `axis`. Bowls are hollow: they are taken at the rim, on the wall the
-fingers can pinch (the +y wall for `axis="y"`, the -x wall, nearer the robot, for `axis="x"`),
-3 cm above their base. Everything else is taken across its middle, a little below its top.
-`grasp_point` is a pure function of the object's name and world bounding box; `finger_probes`
+fingers closing along `axis`. A hollow object (open-topped, `Robot.is_hollow`, decided from
+its geometry by `tether.scenes.hollows`: a bowl, a mug, a basket) is taken at the rim, on the
+wall the fingers can pinch (the +y wall for `axis="y"`, the -x wall, nearer the robot, for
+`axis="x"`), 3 cm above a bowl's base. Everything else is taken across its middle, a little
+below its top. `grasp_point` is a pure function of the object's world bounding box and its
+hollowness; `finger_probes`
 gives the points the open fingertips and the hand above them (20 cm long along the closing axis)
 occupy there, with the wrist at any yaw, which a scene can test for room
 (`Robot.clear_from_above`). `clear_grasp` is the grasp the scene has room for at a yaw: a solid
@@ -23,7 +25,6 @@ narrow slot.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -50,18 +51,14 @@ MAX_SPAN = 0.065  # widest object chord the open fingers (7.7 cm apart) close on
 TURNED_YAWS = (np.pi / 2, -np.pi / 6, np.pi / 6, -np.pi / 3, np.pi / 3)  # in the order tried
 RIM_STEP = 15  # between the rim points a hollow object's turned grasp tries (degrees)
 FINGER_OUTER = 0.008  # an open fingertip's centre to its outer face, along the closing axis (m)
-HOLLOW = ("bowl", "basket", "mug", "cup", "ramekin")
 
 
-def is_hollow(name: str) -> bool:
-    return any(tok in HOLLOW for tok in re.split(r"[_\s]+", name.lower()))
-
-
-def grasp_point(name: str, low: np.ndarray, high: np.ndarray, axis: str = "y") -> np.ndarray:
-    """The fingertip point for grasping entity `name` (bounding box `low`, `high`) with fingers
-    closing along world `axis` ("y" or "x")."""
+def grasp_point(low: np.ndarray, high: np.ndarray, axis: str = "y", *, hollow: bool
+                ) -> np.ndarray:
+    """The fingertip point for grasping an object (bounding box `low`, `high`; `hollow`: taken
+    at the rim) with fingers closing along world `axis` ("y" or "x")."""
     centre = (low + high) / 2.0
-    if is_hollow(name):
+    if hollow:
         if axis == "y":
             return np.array([centre[0], high[1] - RIM_INSET, high[2] - RIM_DEPTH])
         return np.array([low[0] + RIM_INSET, centre[1], high[2] - RIM_DEPTH])
@@ -104,14 +101,14 @@ def span(low: np.ndarray, high: np.ndarray, yaw: float) -> float:
     return float(min(size[i] / along[i] for i in (0, 1) if along[i] > 1e-9))
 
 
-def grasp_candidates(name: str, low: np.ndarray, high: np.ndarray, yaw: float = 0.0
+def grasp_candidates(low: np.ndarray, high: np.ndarray, yaw: float = 0.0, *, hollow: bool
                      ) -> list[np.ndarray]:
     """Grasp points to try with the wrist at `yaw`, nearest the middle first: `grasp_point`, then
     a hollow object's raised in `RAISE_STEP`s up to `RIM_RAISE` (the hand above the rim clears
     what the bowl stands in), a solid object's slid across the closing axis in `SLIDE_STEP`s
     while the fingertips stay on the object."""
-    point = grasp_point(name, low, high, axis_of(yaw))
-    if is_hollow(name):
+    point = grasp_point(low, high, axis_of(yaw), hollow=hollow)
+    if hollow:
         steps = int(RIM_RAISE / RAISE_STEP + 1e-9)
         return [point + [0, 0, k * RAISE_STEP] for k in range(steps + 1)]
     across = _axes(yaw)[1]
@@ -124,7 +121,7 @@ def grasp_candidates(name: str, low: np.ndarray, high: np.ndarray, yaw: float = 
 def clear_grasp(robot: Robot, name: str, yaw: float = 0.0) -> tuple[np.ndarray, bool]:
     """The first of `grasp_candidates` the open gripper at `yaw` can come straight down onto,
     and True; `grasp_point` and False when none can."""
-    candidates = grasp_candidates(name, *robot.extent_of(name), yaw=yaw)
+    candidates = grasp_candidates(*robot.extent_of(name), yaw=yaw, hollow=robot.is_hollow(name))
     for point in candidates:
         if robot.clear_from_above(finger_probes(point, yaw), ignore=name):
             return point, True
@@ -154,7 +151,7 @@ def turned_grasp(robot: Robot, name: str) -> tuple[np.ndarray, float]:
     `span` the open fingers fit; else the quarter turn's grasp point. (The quarter turn comes
     first because `place` turns a hand at it back to yaw 0 to set a bowl into a drawer.)"""
     low, high = robot.extent_of(name)
-    if is_hollow(name):
+    if robot.is_hollow(name):
         quarter, clear = clear_grasp(robot, name, TURNED_YAWS[0])
         if clear:
             return quarter, TURNED_YAWS[0]

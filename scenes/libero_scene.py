@@ -48,6 +48,7 @@ from tether.scenes.catalogue import Task, get_task
 from tether.scenes.extents import BodyExtents
 from tether.scenes.grasps import axis_of
 from tether.scenes.handles import Handle, find_handle
+from tether.scenes.hollows import HOLLOW_RATIO, depth_ratio
 from tether.scenes.isolation import privileged
 from tether.scenes.joints import HINGE, SLIDE, Joint, arm_of, from_model
 from tether.scenes.placing import set_down
@@ -184,6 +185,7 @@ class LiberoScene(Robot):
         self._sites = {n: model.site(n).id for n in e.object_sites_dict}
         self._entities = [*self._bodies, *self._sites]
         self._extents = BodyExtents(model, self._bodies)
+        self._depth_ratios: dict[str, float] = {}
         robot_bodies = [b for b in range(model.nbody)
                         if (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or "")
                         .startswith(("robot0_", "gripper0_", "mount0_"))]
@@ -309,6 +311,23 @@ class LiberoScene(Robot):
         outward = axes @ handle.outward
         outward[2] = 0.0
         return Handle(corners.min(axis=0), corners.max(axis=0), outward / np.linalg.norm(outward))
+
+    @privileged
+    def depth_ratio(self, name: str) -> float:
+        """How deep straight down into body `name`'s footprint its own collision geometry
+        begins, over its height (`tether.scenes.hollows.depth_ratio`); measured once per
+        episode, when first asked. 0 for what has no geometry."""
+        name = self._canonical(name)
+        if name not in self._depth_ratios:
+            geoms = self._extents.geoms.get(name, np.zeros(0, int))
+            colliding = geoms[self._extents.colliding[name]] if name in self._extents else geoms
+            self._depth_ratios[name] = 0.0 if len(colliding) == 0 else depth_ratio(
+                self._env.env.sim.model._model, self._data, colliding, *self.extent_of(name))
+        return self._depth_ratios[name]
+
+    def is_hollow(self, name: str) -> bool:
+        """`depth_ratio` at least `HOLLOW_RATIO` (`tether.scenes.hollows`)."""
+        return self.depth_ratio(name) >= HOLLOW_RATIO
 
     @privileged
     def hinge_of(self, name: str) -> Hinge:

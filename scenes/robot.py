@@ -169,6 +169,11 @@ class Robot(abc.ABC):
         none or the scene has no geometry."""
         return None
 
+    def is_hollow(self, name: str) -> bool:
+        """Whether object `name` is open-topped, taken at its rim (`tether.scenes.grasps`); False
+        when the scene has no geometry."""
+        return False
+
     def hinge_of(self, name: str) -> Hinge:
         """The hinge of articulated fixture `name`'s door (a microwave's); `TetherError` when
         the scene knows of none."""

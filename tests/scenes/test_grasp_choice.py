@@ -15,7 +15,7 @@ CHEESE = "cream_cheese_1"
 
 def test_a_solid_box_has_top_grasps_then_side_grasps_pointing_the_way_they_come_in():
     low, high = np.array([0.0, 0.0, 0.0]), np.array([0.04, 0.04, 0.04])
-    grasps = candidates("box", low, high, DOWN)
+    grasps = candidates(low, high, DOWN, hollow=False)
     kinds = [g.kind for g in grasps]
     assert kinds == ["top"] * 6 + ["side"] * 4
     for g in grasps:  # the hand points (its z axis) the way it comes in
@@ -26,13 +26,13 @@ def test_a_solid_box_has_top_grasps_then_side_grasps_pointing_the_way_they_come_
 
 def test_a_hollow_object_has_rim_grasps_and_no_side_grasps():
     low, high = np.array([0.0, 0.0, 0.0]), np.array([0.06, 0.06, 0.05])
-    kinds = {g.kind for g in candidates("bowl_1", low, high, DOWN)}
+    kinds = {g.kind for g in candidates(low, high, DOWN, hollow=True)}
     assert kinds == {"top", "rim"}
 
 
 def test_an_object_too_long_to_span_is_not_taken_across_its_length():
     low, high = np.array([0.0, 0.0, 0.0]), np.array([0.2, 0.03, 0.03])  # long along x
-    grasps = candidates("box", low, high, DOWN)
+    grasps = candidates(low, high, DOWN, hollow=False)
     # fingers close along (-sin yaw, cos yaw): the quarter turn would close them along x
     yaws = sorted(round(float((Rotation.from_quat(g.quat) * DOWN.inv()).as_rotvec()[2]), 6)
                   for g in grasps if g.kind == "top")
@@ -67,7 +67,7 @@ def test_an_object_with_a_handle_is_taken_by_it_first_the_fingers_closing_across
     handle = Handle(np.array([-0.008, -0.075, 0.02]), np.array([0.008, -0.045, 0.085]),
                     np.array([0.0, -1.0, 0.0]))
     low, high = np.array([-0.05, -0.075, 0.0]), np.array([0.05, 0.05, 0.1])
-    grasps = candidates("mug_1", low, high, DOWN, handle)
+    grasps = candidates(low, high, DOWN, handle, hollow=True)
     first = grasps[0]
     assert first.kind == "handle" and [g.kind for g in grasps[1:]].count("handle") == 0
     # 1.2 cm in from the handle's outer end, 1.2 cm below its top
@@ -75,14 +75,14 @@ def test_an_object_with_a_handle_is_taken_by_it_first_the_fingers_closing_across
     # the fingers close along (-sin yaw, cos yaw): across the handle, along world x
     closing = Rotation.from_quat(first.quat).apply([0.0, 1.0, 0.0])
     assert np.allclose(np.abs(closing), [1.0, 0.0, 0.0], atol=1e-6)
-    assert candidates("mug_1", low, high, DOWN)[0].kind == "top"  # no handle: as before
+    assert candidates(low, high, DOWN, hollow=True)[0].kind == "top"  # no handle: as before
 
 
 def test_an_object_the_fingers_span_only_just_every_way_is_still_taken_from_above():
     """A can 6.6 x 7.1 cm: wider than the comfortable span every way, within the open fingers."""
     low, high = np.array([0.0, 0.0, 0.0]), np.array([0.066, 0.071, 0.084])
-    grasps = candidates("can_1", low, high, DOWN)
+    grasps = candidates(low, high, DOWN, hollow=False)
     assert [g.kind for g in grasps][:1] == ["top"]
     assert np.allclose(grasps[0].quat, DOWN.as_quat())  # the narrower chord: fingers along y
     # wider than the fingers every way: from above at yaw 0 only (a knob on top may fit them)
-    assert [g.kind for g in candidates("box_1", low, high + [0.02, 0.02, 0], DOWN)] == ["top"]
+    assert [g.kind for g in candidates(low, high + [0.02, 0.02, 0], DOWN, hollow=False)] == ["top"]

@@ -26,13 +26,22 @@ from tether.scenes.grasps import (
 from tether.scenes.kinematic import KinematicScene
 from tether.scenes.predicates import evaluate
 
+BOWLS = ("akita_black_bowl_1",)  # the open-topped boxes of a scene
 # LIBERO's cream cheese lying flat: 8.3 cm along x, 4.3 cm along y, 1.9 cm high.
 CHEESE = ([0.0, 0.0, 0.0095], [0.0415, 0.0215, 0.0095])
 
 
 class BoxesFromAbove(KinematicScene):
     """A kinematic scene whose `clear_from_above` is exact for its boxes: a point has no room
-    when another box lies over it, below `CLEARANCE` above it."""
+    when another box lies over it, below `CLEARANCE` above it; the boxes named in `hollow` are
+    open-topped."""
+
+    def __init__(self, boxes: dict, hollow: tuple[str, ...] = ()):
+        super().__init__(boxes)
+        self.hollow = set(hollow)
+
+    def is_hollow(self, name: str) -> bool:
+        return name in self.hollow
 
     def clear_from_above(self, points: list[np.ndarray], *, ignore: str) -> bool:
         for name, b in self.boxes.items():
@@ -60,7 +69,7 @@ def test_a_tall_neighbour_under_the_hand_but_clear_of_the_fingertips_slides_the_
     fingertips would not. The grasp slides along the cheese (-x) as little as clears it."""
     can = ([0.055, -0.10, 0.04], [0.033, 0.035, 0.04])
     robot = BoxesFromAbove({"cream_cheese_1": CHEESE, "tomato_sauce_1": can})
-    centre = grasp_point("cream_cheese_1", *robot.extent_of("cream_cheese_1"))
+    centre = grasp_point(*robot.extent_of("cream_cheese_1"), hollow=False)
     tips = finger_probes(centre, 0.0)[:6]
     assert robot.clear_from_above(tips, ignore="cream_cheese_1")
     assert not robot.clear_from_above(finger_probes(centre, 0.0), ignore="cream_cheese_1")
@@ -74,11 +83,10 @@ def test_a_tall_neighbour_under_the_hand_but_clear_of_the_fingertips_slides_the_
 def test_a_bowl_is_not_slid_along_its_rim():
     bowl = ([0.0, 0.0, 0.025], [0.055, 0.055, 0.025])
     wall = ([0.055, 0.11, 0.05], [0.035, 0.01, 0.05])  # a 1 cm slide along -x would clear it
-    robot = BoxesFromAbove({"akita_black_bowl_1": bowl, "wall": wall})
+    robot = BoxesFromAbove({"akita_black_bowl_1": bowl, "wall": wall}, BOWLS)
     point, clear = clear_grasp(robot, "akita_black_bowl_1", 0.0)
     assert not clear
-    assert point == pytest.approx(grasp_point("akita_black_bowl_1",
-                                              *robot.extent_of("akita_black_bowl_1")))
+    assert point == pytest.approx(grasp_point(*robot.extent_of("akita_black_bowl_1"), hollow=True))
 
 
 def test_span_is_the_chord_along_the_closing_axis_through_the_middle():
@@ -119,14 +127,14 @@ def test_a_bowl_is_taken_higher_on_its_rim_when_a_wall_beyond_it_is_just_under_t
     above the fingertips, passes over it with the grasp raised a little, up to RIM_RAISE, and
     a taller one leaves no room at yaw 0 (`raised` None)."""
     wall = ([0.0, 0.115, (0.05 + above_rim) / 2], [0.1, 0.01, (0.05 + above_rim) / 2])
-    robot = BoxesFromAbove({"akita_black_bowl_1": BOWL, "wall": wall})
+    robot = BoxesFromAbove({"akita_black_bowl_1": BOWL, "wall": wall}, BOWLS)
     point, clear = clear_grasp(robot, "akita_black_bowl_1", 0.0)
     assert clear == (raised is not None)
     assert point == pytest.approx(_rim(90) + [0, 0, raised or 0.0])
 
 
 def test_rim_grasps_close_the_fingers_across_the_wall_least_turned_first():
-    grasps = rim_grasps(*BoxesFromAbove({"akita_black_bowl_1": BOWL}).extent_of(
+    grasps = rim_grasps(*BoxesFromAbove({"akita_black_bowl_1": BOWL}, BOWLS).extent_of(
         "akita_black_bowl_1"))
     assert len(grasps) == 22  # every 15 degrees but the two with the wrist unturned
     turns = [round(abs(yaw), 6) for _, yaw in grasps]
@@ -139,11 +147,11 @@ def test_rim_grasps_close_the_fingers_across_the_wall_least_turned_first():
 
 
 def test_the_turned_grasp_of_a_bowl_with_room_around_it_is_the_quarter_turn_at_its_near_rim():
-    robot = BoxesFromAbove({"akita_black_bowl_1": BOWL})
+    robot = BoxesFromAbove({"akita_black_bowl_1": BOWL}, BOWLS)
     point, yaw = turned_grasp(robot, "akita_black_bowl_1")
     assert yaw == pytest.approx(np.pi / 2)
     low, high = robot.extent_of("akita_black_bowl_1")
-    assert point == pytest.approx(grasp_point("akita_black_bowl_1", low, high, "x"))
+    assert point == pytest.approx(grasp_point(low, high, "x", hollow=True))
 
 
 def test_a_bowl_in_a_drawer_is_taken_at_the_rim_point_whose_gap_holds_the_outer_finger():
@@ -155,7 +163,7 @@ def test_a_bowl_in_a_drawer_is_taken_at_the_rim_point_whose_gap_holds_the_outer_
              "back": ([0.0, -0.135, 0.026], [0.2, 0.065, 0.026]),
              "near": ([-0.1425, 0.0, 0.026], [0.0575, 0.07, 0.026]),
              "far": ([0.16, 0.0, 0.026], [0.04, 0.07, 0.026])}
-    robot = BoxesFromAbove({"akita_black_bowl_1": BOWL, **walls})
+    robot = BoxesFromAbove({"akita_black_bowl_1": BOWL, **walls}, BOWLS)
     point, yaw = turned_grasp(robot, "akita_black_bowl_1")
     assert yaw == pytest.approx(-np.pi / 3)
     assert point == pytest.approx(_rim(30))
@@ -172,11 +180,11 @@ def test_a_bowl_in_a_drawer_is_taken_at_the_rim_point_whose_gap_holds_the_outer_
 
 def test_a_bowl_with_no_rim_point_clear_falls_back_to_the_quarter_turn_at_its_near_rim():
     lid = {"shelf": ([0.0, 0.0, 0.08], [0.3, 0.3, 0.005])}  # over the whole bowl, under the hand
-    robot = BoxesFromAbove({"akita_black_bowl_1": BOWL, **lid})
+    robot = BoxesFromAbove({"akita_black_bowl_1": BOWL, **lid}, BOWLS)
     point, yaw = turned_grasp(robot, "akita_black_bowl_1")
     assert yaw == pytest.approx(np.pi / 2)
     low, high = robot.extent_of("akita_black_bowl_1")
-    assert point == pytest.approx(grasp_point("akita_black_bowl_1", low, high, "x"))
+    assert point == pytest.approx(grasp_point(low, high, "x", hollow=True))
 
 
 def test_move_to_a_turned_grasp_turns_the_wrist_on_the_approach_and_keeps_it_coming_down(tmp_path):

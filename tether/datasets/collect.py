@@ -110,7 +110,8 @@ def grasp_tree(robot: Robot, obj: str, recording: Recording, instruction: str,
     """Stage, then grasp: `move_to` (gripper open, orientation kept) a pre-grasp point above
     `obj`'s grasp point with a random offset, then the `vla` leaf driving `recording` until
     `obj` is `LIFT` m up (FAILURE after `GRASP_STEPS` actions)."""
-    goal = grasp_point(obj, *robot.extent_of(obj)) + np.array([0.0, 0.0, config.height])
+    goal = grasp_point(*robot.extent_of(obj), hollow=robot.is_hollow(obj)) \
+        + np.array([0.0, 0.0, config.height])
     goal = goal + rng.uniform([-config.jitter_xy, -config.jitter_xy, -config.jitter_z],
                               [config.jitter_xy, config.jitter_xy, config.jitter_z])
     stage = MoveTo("stage", Target(world=tuple(float(v) for v in goal)),
