@@ -86,7 +86,7 @@ class Target:
                 np.asarray(deref(self.offset), dtype=float)
         pos = robot.pose_of(name).pos.copy()
         if self.at in ("grasp", "grasp_square"):
-            pos = grasp_point(name, *robot.extent_of(name))
+            pos = grasp_point(*robot.extent_of(name), hollow=robot.is_hollow(name))
         elif self.at == "grasp_clear":
             pos = clear_grasp(robot, name)[0]
         elif self.at == "grasp_turned":

@@ -39,7 +39,7 @@ def motions(scene: LiberoScene):
         low, high = scene.extent_of(name)
         top = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, high[2] + 0.10])
         yield f"{name} approach", top, []
-        yield f"{name} grasp", grasp_point(name, low, high), [name]
+        yield f"{name} grasp", grasp_point(low, high, hollow=scene.is_hollow(name)), [name]
 
 
 def main() -> None:

@@ -10,8 +10,8 @@ is that point's depth ratio (1 when a ray meets nothing); the median of the five
 object's (one ray landing on a mug's handle or a pan's rivet does not decide). `is_hollow`
 holds when the ratio is at least `HOLLOW_RATIO`.
 
-Measured at init state 0 over every movable object of LIBERO's four suites (the script and its
-table: `docs/grasping.md`'s "Hollow objects"): solid ones 0.00-0.13 (bottles, cans, boxes,
+Measured at init state 0 over every movable object of LIBERO's four suites
+(`benchmarks/hollow_objects.py`; the table: docs/results/hollow.md): solid ones 0.00-0.13 (bottles, cans, boxes,
 books, a moka pot), a plate 0.59 (a 1.1 cm dish 1.9 cm high), hollow ones 0.79-0.93 (bowls,
 ramekin, basket, mugs, a frying pan). `HOLLOW_RATIO` sits in the gap above the plate.
 """
