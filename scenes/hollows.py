@@ -7,13 +7,14 @@ footprint: rays from just above the top of its world bounding box, at the box's 
 object's own collision geoms only (`mju_rayGeom`, `mj_rayMesh`: neighbours and what it stands
 in do not count). How far below the top each ray first meets the object, over the box's height,
 is that point's depth ratio (1 when a ray meets nothing); the median of the five is the
-object's (one ray landing on a mug's handle or a pan's rivet does not decide). `is_hollow`
+object's (one ray landing on a mug's handle does not decide). `is_hollow`
 holds when the ratio is at least `HOLLOW_RATIO`.
 
-Measured at init state 0 over every movable object of LIBERO's four suites
-(`benchmarks/hollow_objects.py`; the table: docs/results/hollow.md): solid ones 0.00-0.13 (bottles, cans, boxes,
-books, a moka pot), a plate 0.59 (a 1.1 cm dish 1.9 cm high), hollow ones 0.79-0.93 (bowls,
-ramekin, basket, mugs, a frying pan). `HOLLOW_RATIO` sits in the gap above the plate.
+Measured at init state 0 over every movable object of LIBERO's four suites, LIBERO-PRO's new
+categories and tether's suite (`benchmarks/hollow_objects.py`; the table: docs/results/hollow.md):
+solid ones 0.00-0.13 (bottles, cans, boxes, books, a moka pot), a plate 0.59 (a 1.1 cm dish
+1.9 cm high), hollow ones 0.79-0.95 (bowls, ramekin, baskets, mugs, a frying pan).
+`HOLLOW_RATIO` sits in the gap above the plate.
 """
 
 from __future__ import annotations
