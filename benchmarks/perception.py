@@ -104,6 +104,9 @@ def main() -> None:
     segmenter = CategorySegmenter.load(args.checkpoint)
     frames = load(args.datasets)
     frames = frames.select(held_out(frames, args.holdout))
+    if not len(frames):
+        parser.error(f"no held-out frames (init_state % {args.holdout} == {args.holdout - 1}) in "
+                     f"{', '.join(map(str, args.datasets))}; choose --holdout for their init states")
     categories = list(segmenter.config.categories)
     labels = np.concatenate([segmenter.predict(frames.rgb[i:i + 32])
                              for i in range(0, len(frames), 32)])
