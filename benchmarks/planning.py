@@ -69,11 +69,13 @@ PARAPHRASES = {  # our own: synonyms, other verbs, other word order
                       "move the black bowl onto the plate"],
     "libero_goal/9": ["place the wine bottle onto the wine rack"],
     "libero_spatial/0": ["put the black bowl between the plate and the ramekin on the plate"],
+    "libero_spatial/1": ["pick up the black bowl by the ramekin and place it on the plate"],
     "libero_spatial/2": ["grab the bowl in the middle of the table and set it on the plate"],
     "libero_spatial/3": ["take the bowl sitting on the cookie box and put it onto the plate"],
     "libero_spatial/5": ["take the black bowl on the ramekin and put it on the plate"],
     "libero_spatial/7": ["move the black bowl that is on the stove to the plate"],
     "libero_spatial/9": ["put the bowl from the top of the cabinet on the plate"],
+    "tether/5": ["put the cream cheese by the plate"],
     "libero_10/0": ["put the alphabet soup and the tomato sauce in the basket"],
     "libero_10/3": ["put the black bowl in the bottom drawer of the cabinet, then close it"],
 }
