@@ -18,6 +18,11 @@ split by whether the library has a skill for every predicate of their BDDL goal
     .venv/bin/python benchmarks/planning.py libero_spatial libero_object libero_goal tether \\
         --execute [--init-states N] [--memory PATH] [--out docs/results/planning.md]
 
+`--instructions-of SUITE` plans SUITE's phrasings of each task (the task of the same name)
+instead of its own, in its scene: `libero_spatial_lan --instructions-of libero_spatial` runs
+LIBERO's instructions in the `_lan` set's scenes (LIBERO-PRO's own init states, which are not
+LIBERO's), so a comparison with the `_lan` instructions differs in the instruction only.
+
 `--grounding` measures the grounding alone (`tether.planning.grounding`): every phrasing of the
 suites' tasks and LIBERO-PRO's `_lan` and `_task` instructions (`pro_sets`: the catalogue's
 official sets, or `--pro-root DIR` for another copy's BDDL files), each ranked in its task's
@@ -64,11 +69,13 @@ PARAPHRASES = {  # our own: synonyms, other verbs, other word order
                       "move the black bowl onto the plate"],
     "libero_goal/9": ["place the wine bottle onto the wine rack"],
     "libero_spatial/0": ["put the black bowl between the plate and the ramekin on the plate"],
+    "libero_spatial/1": ["pick up the black bowl by the ramekin and place it on the plate"],
     "libero_spatial/2": ["grab the bowl in the middle of the table and set it on the plate"],
     "libero_spatial/3": ["take the bowl sitting on the cookie box and put it onto the plate"],
     "libero_spatial/5": ["take the black bowl on the ramekin and put it on the plate"],
     "libero_spatial/7": ["move the black bowl that is on the stove to the plate"],
     "libero_spatial/9": ["put the bowl from the top of the cabinet on the plate"],
+    "tether/5": ["put the cream cheese by the plate"],
     "libero_10/0": ["put the alphabet soup and the tomato sauce in the basket"],
     "libero_10/3": ["put the black bowl in the bottom drawer of the cabinet, then close it"],
 }
@@ -109,9 +116,11 @@ class Row:
         return ""
 
 
-def plan_rows(task, init_state: int, planner, then=None) -> list[Row]:
-    """Plan every phrasing of `task` in its scene at `init_state`; `then(row, plan or None)` is
-    called after each (so an episode it runs can add to the memory the next phrasing reads)."""
+def plan_rows(task, init_state: int, planner, then=None,
+              texts: list[str] | None = None) -> list[Row]:
+    """Plan every phrasing of `task` (or `texts`) in its scene at `init_state`; `then(row, plan
+    or None)` is called after each (so an episode it runs can add to the memory the next
+    phrasing reads)."""
     from tether.errors import TetherError
     from tether.planning.grounding import rank
     from tether.planning.plan import check_plan
@@ -126,7 +135,7 @@ def plan_rows(task, init_state: int, planner, then=None) -> list[Row]:
     try:
         facts, goal = SceneFacts.of(scene), set(scene.goal())
         skill = all(p in RULES for p, *_ in goal)
-        for text in phrasings(task):
+        for text in texts or phrasings(task):
             row = Row(f"{task.suite}/{task.index}", text, init_state, skill)
             plan = None
             try:  # what the grounding decides, whether or not a skill achieves it
@@ -340,6 +349,7 @@ def totals(rows: list[Row], executed: bool) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    from tether.errors import TetherError
     from tether.planning.planners import PlannerOptions, make_planner, open_planner_store
     from tether.scenes.catalogue import ALL_SUITES, get_task, list_tasks
 
@@ -355,6 +365,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--grounding", action="store_true",
                     help="grounding accuracy only: every phrasing of the tasks and LIBERO-PRO's "
                          "_lan/_task sets, with a confusion table")
+    ap.add_argument("--instructions-of", metavar="SUITE",
+                    help="plan SUITE's phrasings of each task (the task of the same name) in the "
+                         "given tasks' scenes: LIBERO's instructions in a LIBERO-PRO set's scenes")
     ap.add_argument("--pro-root", type=Path,
                     help="another copy of LIBERO-PRO's bddl_files (default: the catalogue's)")
     args = ap.parse_args(argv)
@@ -362,6 +375,12 @@ def main(argv: list[str]) -> int:
         return grounding_main(args, argv)
     specs = args.tasks or list(ALL_SUITES)
     tasks = [t for s in specs for t in ([get_task(s)] if "/" in s else list_tasks([s]))]
+    try:  # each task's phrasings in another suite (the task of the same name)
+        texts = {t.id: phrasings(get_task(f"{args.instructions_of}/{t.name}"))
+                 for t in tasks if args.instructions_of}
+    except TetherError as exc:
+        print(f"error: --instructions-of: {exc}", file=sys.stderr)
+        return 2
     options = PlannerOptions()
     planner = make_planner(options, open_planner_store(args.memory))
     rows: list[Row] = []
@@ -377,7 +396,7 @@ def main(argv: list[str]) -> int:
                           + mark(row.ok_plan) + f" {row.task} #{k} [{row.planner or '-'}]: "
                           f"{row.text}  ->  " + (row.reason() or row.goals), flush=True)
 
-                rows += plan_rows(task, k, planner, then)
+                rows += plan_rows(task, k, planner, then, texts.get(task.id))
     wall = time.perf_counter() - start
     if args.markdown and not args.execute:
         print("| task | instruction | goal | plan | grounded / why not |\n"

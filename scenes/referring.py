@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 STOPWORDS = {"the", "a", "an", "of", "to", "it", "its", "that", "is", "one", "s", "and", "with",
              "from", "at", "which", "up", "small", "little"}
 # words of instructions -> the words entity names use
-SYNONYMS = {"compartment": "contain", "beside": "next", "centre": "center", "lowest": "bottom",
-            "upper": "top", "highest": "top",
+SYNONYMS = {"compartment": "contain", "beside": "next", "by": "next", "centre": "center",
+            "lowest": "bottom", "upper": "top", "highest": "top",
             "closer": "near", "closest": "near", "nearest": "near", "nearer": "near",
             "farther": "far", "farthest": "far", "further": "far", "furthest": "far",
             "wine": "wine", "cup": "mug", "shut": "close", "switch": "turn", **NAME_WORDS}

@@ -62,6 +62,11 @@ COOKIES = _facts({  # one black bowl on the cookie box, one next to the ramekin
 BETWEEN = _facts({  # a place on the table whose name says no anchor
     "akita_black_bowl_1": [0.04, -0.18, 0.9], "glazed_rim_porcelain_ramekin_1": [-0.15, 0.1, 0.9],
     "plate_1": [0.06, 0.19, 0.9], "main_table_between_region": [0.05, 0.0, 0.9]}, {"main_table"})
+NEXT = _facts({  # LIBERO's places next to things, named by their anchor
+    "akita_black_bowl_1": [0.0, -0.2, 0.9], "akita_black_bowl_2": [0.1, 0.25, 0.9],
+    "glazed_rim_porcelain_ramekin_1": [0.15, 0.3, 0.9], "plate_1": [-0.2, 0.1, 0.9],
+    "cookies_1": [0.2, -0.1, 0.9], "main_table_next_to_plate_region": [-0.2, -0.05, 0.9],
+    "main_table_next_to_box_region": [0.2, 0.05, 0.9]}, {"main_table"})
 MICROWAVE = _facts({
     "white_yellow_mug_1": [0.0, -0.2, 0.9], "porcelain_mug_1": [0.1, 0.1, 0.9],
     "microwave_1": [0.2, 0.3, 0.95], "microwave_1_heating_region": [0.2, 0.3, 0.97],
@@ -233,3 +238,17 @@ def test_a_replan_grounds_the_instruction_in_the_scene_it_was_given_in():
     robot.boxes[BOWL].pos[:] = [0.3, 0.2, 0.02]  # a failed attempt moved the bowl
     assert np.allclose(SceneFacts.of(robot).position(BOWL), [0.3, 0.2, 0.02])
     assert np.allclose(SceneFacts.of(robot, at_start=True).position(BOWL), [0.10, 0.0, 0.02])
+
+
+@pytest.mark.xdist_group("minilm")
+@pytest.mark.parametrize("text,goals", [  # (was: on the plate, "by" read as nothing)
+    ("put the ramekin by the plate",
+     [Goal("on", ("glazed_rim_porcelain_ramekin_1", "main_table_next_to_plate_region"))]),
+    ("move the cookie box by the plate",
+     [Goal("on", ("cookies_1", "main_table_next_to_plate_region"))]),
+    ("pick the black bowl by the ramekin and put it by the plate",
+     [Goal("on", (BOWL_2, "main_table_next_to_plate_region"))]),
+    ("place the black bowl by the ramekin on the plate", [Goal("on", (BOWL_2, PLATE_1))]),
+])
+def test_by_a_thing_is_next_to_it(text, goals):
+    assert rank(text, NEXT).decide() == goals
