@@ -105,8 +105,9 @@ def main() -> None:
     frames = load(args.datasets)
     frames = frames.select(held_out(frames, args.holdout))
     if not len(frames):
-        parser.error(f"no held-out frames (init_state % {args.holdout} == {args.holdout - 1}) in "
-                     f"{', '.join(map(str, args.datasets))}; choose --holdout for their init states")
+        held = f"init_state % {args.holdout} == {args.holdout - 1}"
+        parser.error(f"no held-out frames ({held}) in {', '.join(map(str, args.datasets))}; "
+                     "choose --holdout for their init states")
     categories = list(segmenter.config.categories)
     labels = np.concatenate([segmenter.predict(frames.rgb[i:i + 32])
                              for i in range(0, len(frames), 32)])
