@@ -353,10 +353,13 @@ class LiberoScene(Robot):
     @privileged
     def headroom(self, name: str) -> float:
         """A ray cast up from entity `name`'s middle through collision geometry (geom group 0),
-        skipping the robot's geoms and, for a body, its own: the distance to the first hit."""
+        skipping the robot's geoms, every movable object's (one standing in a region is no roof
+        over it: it can be taken out) and, for a body, its own: the distance to the first hit."""
         name = self._canonical(name)
         model, hit = self._env.env.sim.model._model, np.zeros(1, dtype=np.int32)
         skip = set(self._extents.geoms.get(name, ())) | self._robot_geoms
+        for movable in self.objects():
+            skip.update(self._extents.geoms.get(movable, ()))
         start, gone = self.pose_of(name).pos.astype(float), 0.0
         groups = np.array([1, 0, 0, 0, 0, 0], dtype=np.uint8)
         while (dist := mujoco.mj_ray(model, self._data, start, np.array([0.0, 0.0, 1.0]), groups,
