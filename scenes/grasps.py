@@ -2,25 +2,23 @@
 
 The Panda's fingers close along one horizontal world axis: y with the wrist at yaw 0 (LIBERO's
 default), x with the wrist turned to yaw pi/2. A grasp is a point the fingertips straddle, for
-fingers closing along `axis`. A hollow object (open-topped, `Robot.is_hollow`, decided from
-its geometry by `tether.scenes.hollows`: a bowl, a mug, a basket) is taken at the rim, on the
-wall the fingers can pinch (the +y wall for `axis="y"`, the -x wall, nearer the robot, for
-`axis="x"`), 3 cm above a bowl's base. Everything else is taken across its middle, a little
-below its top. `grasp_point` is a pure function of the object's world bounding box and its
-hollowness; `finger_probes`
-gives the points the open fingertips and the hand above them (20 cm long along the closing axis)
-occupy there, with the wrist at any yaw, which a scene can test for room
+fingers closing along `axis`. A hollow object (open-topped, `Robot.is_hollow`, decided from its
+geometry by `tether.scenes.hollows`: a bowl, a mug, a basket) is taken at the rim, on the wall the
+fingers can pinch (the +y wall for `axis="y"`, the -x wall, nearer the robot, for `axis="x"`), 3 cm
+above a bowl's base. Everything else is taken across its middle, a little below its top.
+`grasp_point` is a pure function of the object's world bounding box and its hollowness;
+`finger_probes` gives the points the open fingertips and the hand above them (20 cm long along the
+closing axis) occupy there, with the wrist at any yaw, which a scene can test for room
 (`Robot.clear_from_above`). `clear_grasp` is the grasp the scene has room for at a yaw: a solid
 object's grasp point is slid across the closing axis, as little as will do, until the gripper
-clears its neighbours; a hollow one's is raised, a few mm at most, until the hand (3 cm above
-the fingertips) clears the walls of a drawer the bowl stands in. `turned_grasp` is the one tried
-when the wrist at yaw 0 has no room: the wrist turned a quarter; when that has no room either,
-for a hollow object the rim point, every 15 degrees around it, with room for fingers closing
-across its wall there (`rim_grasps`: the wrist least turned first), and for a solid object the
-open fingers can span, a smaller turn. `square_yaw` is the wrist yaw that closes the fingers
-across an upright box's thinner horizontal side (a standing book), and `slot_yaw` the one that
-lines that side up with a region's narrower side, so that what is held that way goes into a
-narrow slot.
+clears its neighbours; a hollow one's is raised, a few mm at most, until the hand (3 cm above the
+fingertips) clears the walls of a drawer the bowl stands in. `turned_grasp` is the one tried when
+the wrist at yaw 0 has no room: the wrist turned a quarter; when that has no room either, for a
+hollow object the rim point, every 15 degrees around it, with room for fingers closing across its
+wall there (`rim_grasps`: the wrist least turned first), and for a solid object the open fingers
+can span, a smaller turn. `square_yaw` is the wrist yaw that closes the fingers across an upright
+box's thinner horizontal side (a standing book), and `slot_yaw` the one that lines that side up
+with a region's narrower side, so that what is held that way goes into a narrow slot.
 """
 
 from __future__ import annotations
