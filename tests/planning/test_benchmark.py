@@ -3,24 +3,16 @@ planned in the given tasks' scenes."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.benchmark_scripts import load_benchmark
+
 LAN = "libero_spatial_lan/4"
 
 
 @pytest.fixture(scope="module")
 def planning():
-    spec = importlib.util.spec_from_file_location("planning_benchmark",
-                                                  ROOT / "benchmarks" / "planning.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("planning")
 
 
 def test_instructions_of_plans_the_other_suites_phrasings_in_the_given_scene(planning,

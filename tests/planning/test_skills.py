@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import io
 import re
-import sys
 import tokenize
 from pathlib import Path
 
 import pytest
 
+from tests.benchmark_scripts import load_benchmark
 from tether.errors import TetherError
 from tether.planning.skills import FLAT, GRIP, HAND, Goal, Part, skill_for, steps_for
 from tether.scenes.joints import HINGE, SLIDE
@@ -139,12 +138,7 @@ BEFORE = {
 
 @pytest.fixture(scope="module")
 def reference():
-    spec = importlib.util.spec_from_file_location("reference_success",
-                                                  ROOT / "benchmarks" / "reference_success.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("reference_success")
 
 
 @pytest.mark.slow  # builds each task's scene (no episode)

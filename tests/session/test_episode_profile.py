@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from tests.benchmark_scripts import load_benchmark
 from tests.trees.harness import scene
 from tether.memory.store import ExperienceStore
 from tether.replay.recorder import FrameSettings
@@ -17,16 +16,11 @@ from tether.session.run import RunConfig
 from tether.session.session import SessionConfig
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "episode_profile.py"
 
 
 @pytest.fixture(scope="module")
 def prof():
-    spec = importlib.util.spec_from_file_location("episode_profile", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look themselves up there
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("episode_profile")
 
 
 def test_a_call_inside_another_timed_call_counts_for_the_inner_part_only(prof):

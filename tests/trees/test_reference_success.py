@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.benchmark_scripts import load_benchmark
 from tether.trees.compiler import compile_tree
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "reference_success.py"
 
 
 @pytest.fixture(scope="module")
 def ref():
-    spec = importlib.util.spec_from_file_location("reference_success", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks itself up there
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("reference_success")
 
 
 def test_a_goal_of_several_literals_is_their_trees_in_sequence_close_last(ref, tmp_path):
