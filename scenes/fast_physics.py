@@ -7,7 +7,9 @@ tests/scenes/test_scene_cache.py):
   (`MjSim.from_xml_string`), and a LIBERO env compiles its XML at construction and again at every
   (hard) reset, ~0.3-0.5 s each. Compiling is deterministic, so each process keeps the compiled
   `MjModel` of its last `MODELS` XML strings and hands out a copy (`mj_copyModel`); a copy, not
-  the kept model, because perturbations edit the model of the scene they run in.
+  the kept model, because perturbations edit the model of the scene they run in. A process's
+  first compile of an XML (seconds: textures decoded, meshes built) is read from the machine's
+  store of compiled models instead when an earlier run stored it (`tether.scenes.model_store`).
 - `skip_repeated_forward(env)`: each of robosuite's physics substeps runs `sim.forward()`, then
   the controller (`_pre_action`), then `sim.step()`. The OSC controller calls `sim.forward()`
   again to read the state the first call has just computed, and `mj_step` runs a whole forward
@@ -46,6 +48,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from tether.scenes.model_store import load_or_compile
+
 MODELS = 4  # compiled models kept per process
 _compiled: OrderedDict[str, mujoco.MjModel] = OrderedDict()
 ASSETS = ("tex_data", "mesh_", "bvh_", "hfield_data", "skin_", "flex")  # model arrays left alone
@@ -55,7 +59,7 @@ def compiled_model(xml: str) -> mujoco.MjModel:
     """A fresh copy of the model `xml` compiles to (compiled once per process while kept)."""
     model = _compiled.pop(xml, None)
     if model is None:
-        model = mujoco.MjModel.from_xml_string(xml)
+        model = load_or_compile(xml)
     _compiled[xml] = model
     while len(_compiled) > MODELS:
         _compiled.popitem(last=False)
