@@ -267,30 +267,33 @@ class _Scene:
     def _part_name(self, entity: str) -> list[str]:
         """A part of a fixture called as people do: `desk_caddy_1_back_contain_region` -> "back
         of the caddy", "caddy's back"; `wooden_cabinet_1_top_region` -> "top drawer of the
-        cabinet", "cabinet's top drawer"; `wooden_cabinet_1_top_side` -> "top of the cabinet", "top
-        of the drawer"."""
+        cabinet", "cabinet's top drawer"; `wooden_cabinet_1_top_side` -> "top of the cabinet"."""
+        part = self._qualifier(entity)
+        if part is None:
+            return []
+        whole = noun(category_of(referent(entity)))
+        return [f"{part} of the {whole}", f"{whole}'s {part}"]
+
+    def _qualifier(self, entity: str) -> str | None:
+        """Which part of its fixture an entity is ("top", "back"); None for no fixture's part."""
         owner = referent(entity)
         if owner == entity or owner not in self.facts.entities:
-            return []
+            return None
         names = self.facts.names(entity)
         qualifier = names[1] if len(names) > 1 else [
             w for w in words(entity[len(owner):].replace("_", " "))
             if w not in REGION_KINDS and not w.isdigit()]
-        if not qualifier:
-            return []
-        part = " ".join(qualifier)
-        wholes = self._whole_names(owner, entity)
-        return [*(f"{part} of the {w}" for w in wholes), *(f"{w}'s {part}" for w in wholes)]
+        return " ".join(qualifier) or None
 
-    def _whole_names(self, owner: str, part: str) -> list[str]:
-        """What a part's fixture is called in the part's name: its noun, and for a fixture with
-        drawers, but in its drawers' names, "drawer" (a chest of drawers: "the top of the
-        drawer" is the cabinet's top, its top drawer "the top drawer")."""
-        whole = [noun(category_of(owner))]
-        drawers = [d for d in self.articulated if referent(d) == owner and d != owner]
-        if drawers and part not in drawers:
-            whole.append(DRAWER)
-        return whole
+    def chest_name(self, entity: str) -> list[str]:
+        """A part of a fixture with drawers, but a drawer, as a target: the fixture called a
+        drawer ("put the plate on the top of the drawer": the cabinet's top, not its top
+        drawer). Only as a target: "the bowl from the top drawer" says no top of a drawer."""
+        part, owner = self._qualifier(entity), referent(entity)
+        if part is None or entity in self.articulated or not any(
+                referent(d) == owner and d != owner for d in self.articulated):
+            return []
+        return [f"{part} of the {DRAWER}"]
 
     def support(self, entity: str) -> str | None:
         """What `entity` stands on, from positions: the nearest thing below it."""
@@ -395,8 +398,8 @@ class _Scene:
                 else:
                     into = predicate == "on" and y in self.objects
                     templates = TEMPLATES[predicate] + ((INTO_OBJECT,) if into else ())
-                    targets = (refer[y] if y in self.objects
-                               else [f"the {n}" for n in self.names(y)[:2]])
+                    targets = (refer[y] if y in self.objects else [
+                        f"the {n}" for n in [*self.names(y)[:2], *self.chest_name(y)]])
                     if y in self._alike(x) and len(self._alike(x)) == 2:
                         targets = [*targets, f"the other {self.names(y)[0]}"]
                 out.append((Goal(predicate, (x, y)), [Rendering(t, s, n) for t in templates
