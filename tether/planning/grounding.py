@@ -10,7 +10,8 @@ library can achieve in the scene at hand and ranks those candidate goals against
    drawers. A goal that already holds (X already on Y) is no candidate.
 2. **Sentences.** Each candidate is rendered as a few canonical sentences (`Rendering`): one
    verb per predicate, each entity by its names (`SceneFacts.names`, its vocabulary noun, a
-   fixture's part as "the back of the caddy", a table place as "to the right of the plate") and
+   fixture's part as "the back of the caddy", as a target a part of a fixture with drawers also
+   as "the top of the drawer", a table place as "to the right of the plate") and
    by referring expressions computed from positions (`tether.scenes.referring`'s relations):
    what it stands on or lies in ("the bowl from the stove"), its nearest neighbour ("next to
    the ramekin"), the pair it stands between, among look-alikes left/right/front/back, and,
@@ -28,7 +29,7 @@ library can achieve in the scene at hand and ranks those candidate goals against
    plate); each goal of a conjunction has a clause of its own, in order, naming its object
    first (a one-argument goal: saying its verb as a verb); a verb after an article is a
    modifier ("the open drawer"); an unnamed placement argument and an undone one-argument verb
-   cost.
+   cost, and so does an `in` reading of a target said after "on" ("on the top of the drawer").
 4. **Decide.** The best reading is planned when it scores at least `threshold` and beats the
    best different reading by `margin` (both calibrated by `benchmarks/planning.py
    --grounding`); otherwise one `TetherError` lists the best readings with their scores, as a
