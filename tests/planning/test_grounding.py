@@ -12,7 +12,8 @@ from tests.models.chat_server import serving
 from tests.trees.harness import BOWL, PLATE, scene
 from tether.errors import TetherError
 from tether.models.planners import BackendConfig, get_backend
-from tether.planning.grounding import GroundingConfig, Ranker, rank
+from tether.planning import grounding
+from tether.planning.grounding import PREPOSITION_COST, GroundingConfig, Ranker, rank
 from tether.planning.llm import LLMPlanner
 from tether.planning.request import PlanRequest
 from tether.planning.skills import Goal
@@ -252,3 +253,34 @@ def test_a_replan_grounds_the_instruction_in_the_scene_it_was_given_in():
 ])
 def test_by_a_thing_is_next_to_it(text, goals):
     assert rank(text, NEXT).decide() == goals
+
+
+SIDE = "wooden_cabinet_1_top_side"
+
+
+@pytest.mark.xdist_group("minilm")
+@pytest.mark.parametrize("text,goals", [  # (was: the first two in the top drawer)
+    ("put the plate on the top of the drawer", [Goal("on", (PLATE_1, SIDE))]),
+    ("put the mug on the top of the drawers", [Goal("on", (MUG, SIDE))]),
+    ("put the mug in the top drawer", [Goal("in", (MUG, TOP))]),
+    ("put the mug inside the top drawer of the cabinet", [Goal("in", (MUG, TOP))]),
+    ("put the mug on top of the cabinet", [Goal("on", (MUG, SIDE))]),
+])
+def test_the_top_of_a_chest_of_drawers_is_its_top_not_its_top_drawer(text, goals):
+    assert rank(text, FACTS).decide() == goals
+
+
+@pytest.mark.xdist_group("minilm")
+def test_an_in_reading_of_a_target_said_after_on_costs(monkeypatch):
+    """"onto the drawer": the `in` readings lose `PREPOSITION_COST`, the `on` reading nothing;
+    "into the drawer": nothing is lost."""
+    def scores(text: str) -> dict[Goal, float]:
+        return {r.goals[0]: r.score for r in rank(text, FACTS).readings if len(r.goals) == 1}
+
+    charged = [scores(t) for t in ("put the mug onto the drawer", "put the mug into the drawer")]
+    monkeypatch.setattr(grounding, "PREPOSITION_COST", 0.0)
+    free = [scores(t) for t in ("put the mug onto the drawer", "put the mug into the drawer")]
+    on_side, in_top = Goal("on", (MUG, SIDE)), Goal("in", (MUG, TOP))
+    assert free[0][in_top] - charged[0][in_top] == pytest.approx(PREPOSITION_COST)
+    assert free[0][on_side] == pytest.approx(charged[0][on_side])
+    assert free[1][in_top] == pytest.approx(charged[1][in_top])

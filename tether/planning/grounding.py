@@ -10,7 +10,8 @@ library can achieve in the scene at hand and ranks those candidate goals against
    drawers. A goal that already holds (X already on Y) is no candidate.
 2. **Sentences.** Each candidate is rendered as a few canonical sentences (`Rendering`): one
    verb per predicate, each entity by its names (`SceneFacts.names`, its vocabulary noun, a
-   fixture's part as "the back of the caddy", a table place as "to the right of the plate") and
+   fixture's part as "the back of the caddy", as a target a part of a fixture with drawers also
+   as "the top of the drawer", a table place as "to the right of the plate") and
    by referring expressions computed from positions (`tether.scenes.referring`'s relations):
    what it stands on or lies in ("the bowl from the stove"), its nearest neighbour ("next to
    the ramekin"), the pair it stands between, among look-alikes left/right/front/back, and,
@@ -28,7 +29,7 @@ library can achieve in the scene at hand and ranks those candidate goals against
    plate); each goal of a conjunction has a clause of its own, in order, naming its object
    first (a one-argument goal: saying its verb as a verb); a verb after an article is a
    modifier ("the open drawer"); an unnamed placement argument and an undone one-argument verb
-   cost.
+   cost, and so does an `in` reading of a target said after "on" ("on the top of the drawer").
 4. **Decide.** The best reading is planned when it scores at least `threshold` and beats the
    best different reading by `margin` (both calibrated by `benchmarks/planning.py
    --grounding`); otherwise one `TetherError` lists the best readings with their scores, as a
@@ -92,8 +93,12 @@ ORDER_BONUS = 0.05  # the instruction names a goal's object before its target
 CONJUNCTION_COST = 0.02  # per goal of a conjunction: one goal wins a tie
 UNSAID_COST = 0.2  # per argument of a placement the instruction does not name
 UNDONE_VERB_COST = 0.1  # per verb of a one-argument goal said that the reading does not do
+ONTO = frozenset({"on", "onto", "atop"})  # a target said after these is a surface ...
+INTO = frozenset({"in", "into", "inside"})  # ... after these, a receptacle
+PREPOSITION_COST = 0.3  # an `in` reading of a target the instruction puts things "on"
 PHRASING_WEIGHT = 0.2  # of the evidence over all words ("on", "to", "of", ...)
 ARTICLES = {"the", "a", "an"}
+DRAWER = "drawer"  # a drawer's name says it; a fixture with drawers is also called so
 PREPOSITIONS = {"in", "on", "to"}
 CLAUSE_KEEP = PRONOUNS | {"of"}  # the words `Clauses` keeps: "right of the plate" is a place
 RENDERINGS = 3  # a goal's best sentences a conjunction may say it by
@@ -236,7 +241,7 @@ class _Scene:
                     and e not in table]
         bodies = [e for e in facts.entities if not is_region(e) and e not in parts
                   and e not in owners]
-        drawers = [e for e in surfaces if any("drawer" in n for n in facts.names(e))]
+        drawers = [e for e in surfaces if any(DRAWER in n for n in facts.names(e))]
         articulated = [e for e in facts.fixtures if e in facts.entities  # a cabinet is
                        and not any(referent(d) == e for d in drawers)] + drawers  # its drawers
         solid = [e for e in facts.entities if e not in table and e in facts.positions]
@@ -264,17 +269,32 @@ class _Scene:
         """A part of a fixture called as people do: `desk_caddy_1_back_contain_region` -> "back
         of the caddy", "caddy's back"; `wooden_cabinet_1_top_region` -> "top drawer of the
         cabinet", "cabinet's top drawer"; `wooden_cabinet_1_top_side` -> "top of the cabinet"."""
+        part = self._qualifier(entity)
+        if part is None:
+            return []
+        whole = noun(category_of(referent(entity)))
+        return [f"{part} of the {whole}", f"{whole}'s {part}"]
+
+    def _qualifier(self, entity: str) -> str | None:
+        """Which part of its fixture an entity is ("top", "back"); None for no fixture's part."""
         owner = referent(entity)
         if owner == entity or owner not in self.facts.entities:
-            return []
+            return None
         names = self.facts.names(entity)
         qualifier = names[1] if len(names) > 1 else [
             w for w in words(entity[len(owner):].replace("_", " "))
             if w not in REGION_KINDS and not w.isdigit()]
-        if not qualifier:
+        return " ".join(qualifier) or None
+
+    def chest_name(self, entity: str) -> list[str]:
+        """A part of a fixture with drawers, but a drawer, as a target: the fixture called a
+        drawer ("put the plate on the top of the drawer": the cabinet's top, not its top
+        drawer). Only as a target: "the bowl from the top drawer" says no top of a drawer."""
+        part, owner = self._qualifier(entity), referent(entity)
+        if part is None or entity in self.articulated or not any(
+                referent(d) == owner and d != owner for d in self.articulated):
             return []
-        part, whole = " ".join(qualifier), noun(category_of(owner))
-        return [f"{part} of the {whole}", f"{whole}'s {part}"]
+        return [f"{part} of the {DRAWER}"]
 
     def support(self, entity: str) -> str | None:
         """What `entity` stands on, from positions: the nearest thing below it."""
@@ -379,8 +399,8 @@ class _Scene:
                 else:
                     into = predicate == "on" and y in self.objects
                     templates = TEMPLATES[predicate] + ((INTO_OBJECT,) if into else ())
-                    targets = (refer[y] if y in self.objects
-                               else [f"the {n}" for n in self.names(y)[:2]])
+                    targets = (refer[y] if y in self.objects else [
+                        f"the {n}" for n in [*self.names(y)[:2], *self.chest_name(y)]])
                     if y in self._alike(x) and len(self._alike(x)) == 2:
                         targets = [*targets, f"the other {self.names(y)[0]}"]
                 out.append((Goal(predicate, (x, y)), [Rendering(t, s, n) for t in templates
@@ -473,7 +493,7 @@ class Ranker:
                 [_evidence(said, f) + _phrasing(instruction, str(r))
                  for f, r in zip(found, renderings, strict=True)])
             total += (_order_bonus(goal, clauses, scene) - _undone(clauses, (goal,))
-                      - _unsaid(goal, clauses, scene))
+                      - _unsaid(goal, clauses, scene) - _preposition_cost(goal, clauses, scene))
             order = np.argsort(-total)
             i = int(order[0])
             singles.append(_Single(Reading((goal,), str(renderings[i]), float(total[i])),
@@ -496,7 +516,8 @@ class Ranker:
                                               + _phrasing(instruction, text))
                               + order - CONJUNCTION_COST * len(goals)
                               - _undone(clauses, goals)
-                              - sum(_unsaid(g, clauses, scene) for g in goals))
+                              - sum(_unsaid(g, clauses, scene)
+                                    + _preposition_cost(g, clauses, scene) for g in goals))
                 if goals not in best or score > best[goals].score:
                     best[goals] = Reading(goals, text, score)
             readings += best.values()
@@ -739,6 +760,31 @@ def _unsaid(goal: Goal, clauses: Clauses, scene: _Scene) -> float:
     if len(goal.args) < 2:
         return 0.0
     return UNSAID_COST * sum(not _mentions(a, clauses, scene) for a in goal.args)
+
+
+def _preposition_cost(goal: Goal, clauses: Clauses, scene: _Scene) -> float:
+    """`PREPOSITION_COST` for an `in` reading whose target the instruction says after "on"
+    ("put the plate on the top of the drawer" is onto the cabinet, not into its top drawer):
+    the preposition said last before the target's name, in the clause of the word saying the
+    object (its name or a pronoun) just before it. Only this direction: "in" is also said of
+    `on` goals ("the cheese in the bowl", "in front of the stove")."""
+    if goal.predicate != "in" or _placing_word(goal, clauses, scene) not in ONTO:
+        return 0.0
+    return PREPOSITION_COST
+
+
+def _placing_word(goal: Goal, clauses: Clauses, scene: _Scene) -> str | None:
+    """The last of `ONTO` | `INTO` said between a word saying a placement's object and the
+    next word naming its target in the same clause; None when no clause says both."""
+    x, y = goal.args
+    moved = sorted([*_mentions(x, clauses, scene),
+                    *(i for i, w in enumerate(clauses.said) if w in PRONOUNS)])
+    for j in _mentions(y, clauses, scene):
+        before = [i for i in moved if i < j and clauses.clause[i] == clauses.clause[j]]
+        if before:
+            said = clauses.said[before[-1] + 1:j]
+            return next((w for w in reversed(said) if w in ONTO | INTO), None)
+    return None
 
 
 def _verb(predicate: str) -> str:
