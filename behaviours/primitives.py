@@ -17,12 +17,23 @@ import py_trees
 from scipy.spatial.transform import Rotation
 
 from tether.behaviours.leaf import RobotLeaf
+from tether.blackboard import grasp_stalls
 from tether.blackboard.episode import STUCK, UNREACHABLE
 from tether.blackboard.references import Ref, deref
-from tether.scenes.grasps import clear_grasp, fold, grasp_point, slot_yaw, square_yaw, turned_grasp
+from tether.scenes.grasps import (
+    NoGraspLeft,
+    Stall,
+    clear_grasp,
+    fold,
+    grasp_point,
+    slot_yaw,
+    square_yaw,
+    turned_grasp,
+)
 from tether.scenes.robot import CLOSE, OPEN, Hinge, Robot
 
 Status = py_trees.common.Status
+GRASP_ANCHORS = ("grasp_clear", "grasp_turned")  # `Target.at`s that are grasp candidates
 
 
 @dataclass(frozen=True)
@@ -33,7 +44,9 @@ class Target:
     (body origin), `top` or `bottom` (of its bounding box, above/below the origin), `grasp`
     (where fingers closing along world y close on it), `grasp_clear` (the same slid along the
     object to where the gripper has room) or `grasp_turned` (a grasp with room with the wrist
-    turned to the yaw `yaw` gives: see `tether.scenes.grasps`), `grasp_square` (its middle, with the
+    turned to the yaw `yaw` gives: see `tether.scenes.grasps`; both pass over the grasps whose
+    way down stalled this episode, `tether.blackboard.grasp_stalls`, and raise `NoGraspLeft`
+    when none is left), `grasp_square` (its middle, with the
     fingers closing across its thinner horizontal side), `slot` (a region's `top`, with the
     wrist turned so that the fingers close along the region's narrower side) or `door` (the
     hinge of its door, `Robot.hinge_of`: `offset` is then along the door, out of the face
@@ -87,10 +100,8 @@ class Target:
         pos = robot.pose_of(name).pos.copy()
         if self.at in ("grasp", "grasp_square"):
             pos = grasp_point(*robot.extent_of(name), hollow=robot.is_hollow(name))
-        elif self.at == "grasp_clear":
-            pos = clear_grasp(robot, name)[0]
-        elif self.at == "grasp_turned":
-            pos = turned_grasp(robot, name)[0]
+        elif self.at in GRASP_ANCHORS:
+            pos = self.grasp(robot)[0]
         elif self.at != "center":
             low, high = robot.extent_of(name)
             pos[2] = low[2] if self.at == "bottom" else high[2]
@@ -104,6 +115,19 @@ class Target:
         if self.rise:
             pos[2] = max(pos[2], min(pos[2] + self.rise, start[2]))
         return pos
+
+    def grasp(self, robot: Robot) -> tuple[np.ndarray, float]:
+        """The grasp point and wrist yaw of a `grasp_clear` or `grasp_turned` target, passing
+        over the object's stalled grasps."""
+        name = deref(self.object)
+        stalls = grasp_stalls.of(name)
+        if self.at == "grasp_turned":
+            return turned_grasp(robot, name, stalls)
+        point, clear = clear_grasp(robot, name, 0.0, stalls)
+        if stalls and not clear:
+            raise NoGraspLeft(f"no grasp of '{name}' with the wrist unturned is left untried "
+                              f"({len(stalls)} stalled)")
+        return point, 0.0
 
     def frame(self, robot: Robot) -> np.ndarray:
         """The axes (3x3, columns) of the frame the target's offsets are in: its joint frame for
@@ -125,7 +149,7 @@ class Target:
         """The wrist yaw the target asks for: the turned grasp's, or a quarter turn to set a
         carried object down (`Robot.set_down`), else None."""
         if self.at == "grasp_turned":
-            return turned_grasp(robot, deref(self.object))[1]
+            return self.grasp(robot)[1]
         if self.at == "grasp_square":
             return square_yaw(robot.pose_of(deref(self.object)).quat,
                               *robot.extent_of(deref(self.object)))
@@ -198,7 +222,10 @@ class MoveTo(RobotLeaf):
     P-controlled step toward it with the gripper as last commanded. SUCCESS once within
     `tolerance` m (and, when turning to a yaw, within YAW_TOLERANCE of it; no command that tick).
     FAILURE with UNREACHABLE after `max_steps` ticks, or with STUCK when the remaining distance
-    (a radian of turn counting as 5 cm) has not shrunk by 2 mm over `stuck_steps` ticks. The
+    (a radian of turn counting as 5 cm) has not shrunk by 2 mm over `stuck_steps` ticks; a
+    descent onto a grasp point that fails so is remembered as a stalled grasp, which the next
+    grasp target of that object passes over; with UNREACHABLE on the first tick when no grasp
+    candidate is left untried (`NoGraspLeft`). The
     orientation is the one the end effector had when the node started, turned to `yaw` (rad,
     world; in the target's joint frame for `at: joint` or `along`) if given, else, for a target
     offset from an entity that asks for a yaw (`Target.yaw`:
@@ -245,13 +272,25 @@ class MoveTo(RobotLeaf):
             return Status.SUCCESS
         self.ticks += 1
         if self.ticks > self.max_steps:
+            self._stalled(goal)
             return self.fail(UNREACHABLE,
                              f"{error * 100:.1f} cm short after {self.max_steps} steps")
         if self.progress.stalled(-(error + self.METRES_PER_RADIAN * turn)):
+            self._stalled(goal)
             return self.fail(STUCK, f"no progress for {self.stuck_steps} steps, "
                                     f"{error * 100:.1f} cm short")
         self.command(self.robot.servo(goal, self.quat, self.robot.gripper_command))
         return Status.RUNNING
+
+    def _stalled(self, goal: np.ndarray) -> None:
+        """A descent onto a grasp point (a grasp anchor, no offset) that fails: remember the
+        grasp as stalled, so the next attempt takes another (`tether.blackboard.grasp_stalls`)."""
+        target = self.goal
+        if target.object is None or target.at not in GRASP_ANCHORS or any(deref(target.offset)):
+            return
+        name = deref(target.object)
+        yaw = float(Rotation.from_quat(self.quat).as_euler("xyz")[2])
+        grasp_stalls.record(name, Stall.of(*self.robot.extent_of(name), goal, yaw))
 
 
 class Rotate(RobotLeaf):

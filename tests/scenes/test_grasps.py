@@ -12,10 +12,16 @@ from tests.trees.harness import compile_node, run
 from tether.scenes.grasps import (
     HAND_HALF_LENGTH,
     MAX_SPAN,
+    MOVED,
     RIM_DEPTH,
     RIM_INSET,
+    SAME_PLACE,
+    SAME_YAW,
+    NoGraspLeft,
+    Stall,
     clear_grasp,
     finger_probes,
+    fold,
     grasp_point,
     rim_grasps,
     slot_yaw,
@@ -222,3 +228,53 @@ def test_slot_yaw_lines_the_fingers_up_with_the_regions_narrow_side():
     assert slot_yaw(low, high, np.radians(-30)) == pytest.approx(-np.pi / 2)
     assert slot_yaw(low, high, np.radians(40)) == pytest.approx(np.pi / 2)
     assert slot_yaw(low[[1, 0, 2]], high[[1, 0, 2]], np.radians(-30)) == pytest.approx(0.0)
+
+
+def test_a_turned_grasp_that_stalled_is_passed_over_for_the_next_candidate():
+    """The cream cheese beside a milk carton: the first turned grasp stalled on its way down, so
+    the next is another (a point at least `SAME_PLACE` along the object, or another yaw)."""
+    milk = ([-0.0325, 0.075, 0.07], [0.0275, 0.025, 0.07])
+    robot = BoxesFromAbove({"cream_cheese_1": CHEESE, "milk_1": milk})
+    low, high = robot.extent_of("cream_cheese_1")
+    first = turned_grasp(robot, "cream_cheese_1")
+    stall = Stall.of(low, high, *first)
+    assert stall.matches(low, high, *first)
+
+    point, yaw = turned_grasp(robot, "cream_cheese_1", (stall,))
+    assert not stall.matches(low, high, point, yaw)
+    assert np.linalg.norm(point - first[0]) >= SAME_PLACE or abs(fold(yaw - first[1])) >= SAME_YAW
+    assert robot.clear_from_above(finger_probes(point, yaw), ignore="cream_cheese_1")
+
+
+def test_a_stall_no_longer_counts_once_the_object_has_moved():
+    robot = BoxesFromAbove({"cream_cheese_1": CHEESE})
+    low, high = robot.extent_of("cream_cheese_1")
+    point, yaw = turned_grasp(robot, "cream_cheese_1")
+    stall = Stall.of(low, high, point, yaw)
+    shift = np.array([0.0, 1.1 * MOVED, 0.0])
+    assert not stall.matches(low + shift, high + shift, point + shift, yaw)
+    assert stall.matches(low + shift / 2, high + shift / 2, point + shift / 2, yaw)
+
+
+def test_when_every_turned_grasp_has_stalled_no_grasp_is_left():
+    """Each stalled grasp recorded in turn: the candidates run out after a finite number of
+    attempts, each one new, and then `turned_grasp` says so instead of repeating one."""
+    milk = ([-0.0325, 0.075, 0.07], [0.0275, 0.025, 0.07])
+    robot = BoxesFromAbove({"cream_cheese_1": CHEESE, "milk_1": milk})
+    low, high = robot.extent_of("cream_cheese_1")
+    stalls: list[Stall] = []
+    with pytest.raises(NoGraspLeft, match="every grasp of 'cream_cheese_1'"):
+        for _ in range(100):
+            point, yaw = turned_grasp(robot, "cream_cheese_1", stalls)
+            assert not any(s.matches(low, high, point, yaw) for s in stalls)
+            stalls.append(Stall.of(low, high, point, yaw))
+    assert 2 <= len(stalls) < 100
+
+
+def test_a_clear_grasp_that_stalled_is_passed_over_along_the_object():
+    robot = BoxesFromAbove({"cream_cheese_1": CHEESE})
+    low, high = robot.extent_of("cream_cheese_1")
+    first, clear = clear_grasp(robot, "cream_cheese_1", 0.0)
+    assert clear
+    point, clear = clear_grasp(robot, "cream_cheese_1", 0.0, (Stall.of(low, high, first, 0.0),))
+    assert clear and np.linalg.norm(point - first) >= SAME_PLACE
