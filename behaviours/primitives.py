@@ -229,8 +229,10 @@ class MoveTo(RobotLeaf):
     orientation is the one the end effector had when the node started, turned to `yaw` (rad,
     world; in the target's joint frame for `at: joint` or `along`) if given, else, for a target
     offset from an entity that asks for a yaw (`Target.yaw`:
-    an approach to a turned grasp), to that yaw; a move onto the point itself (the descent after
-    the approach) keeps the orientation it starts with.
+    an approach to a turned grasp), to that yaw; turning toward a grasp point (`grasp_clear`,
+    `grasp_turned`) it also rights the hand to point straight down (a tilt left by an earlier
+    contact would bring one fingertip down first); a move onto the point itself (the descent
+    after the approach) keeps the orientation it starts with.
     """
 
     YAW_TOLERANCE = 0.05  # rad
@@ -255,6 +257,8 @@ class MoveTo(RobotLeaf):
         self.turning = yaw is not None
         if self.turning:
             roll, pitch, _ = Rotation.from_quat(here.quat).as_euler("xyz")
+            if self.target.object is not None and self.target.at in GRASP_ANCHORS:
+                roll, pitch = np.pi, 0.0  # a grasp from above: the hand straight down
             self.quat = Rotation.from_euler("xyz", [roll, pitch, yaw]).as_quat()
         self.ticks, self.progress = 0, Progress(0.002, self.stuck_steps)
 
