@@ -24,6 +24,7 @@ from tether.scenes.grasps import (
     NoGraspLeft,
     Stall,
     clear_grasp,
+    clear_handle_grasp,
     fold,
     grasp_point,
     slot_yaw,
@@ -33,7 +34,7 @@ from tether.scenes.grasps import (
 from tether.scenes.robot import CLOSE, OPEN, Hinge, Robot
 
 Status = py_trees.common.Status
-GRASP_ANCHORS = ("grasp_clear", "grasp_turned")  # `Target.at`s that are grasp candidates
+GRASP_ANCHORS = ("grasp_clear", "grasp_turned", "grasp_handle")  # grasp candidates' `Target.at`s
 
 
 @dataclass(frozen=True)
@@ -44,9 +45,11 @@ class Target:
     (body origin), `top` or `bottom` (of its bounding box, above/below the origin), `grasp`
     (where fingers closing along world y close on it), `grasp_clear` (the same slid along the
     object to where the gripper has room) or `grasp_turned` (a grasp with room with the wrist
-    turned to the yaw `yaw` gives: see `tether.scenes.grasps`; both pass over the grasps whose
-    way down stalled this episode, `tether.blackboard.grasp_stalls`, and raise `NoGraspLeft`
-    when none is left), `grasp_square` (its middle, with the
+    turned to the yaw `yaw` gives: see `tether.scenes.grasps`) or `grasp_handle` (on the handle
+    it is taken by, as near its outer end as the hand has room: `clear_handle_grasp`, the wrist
+    turned to close the fingers across it); these pass over the grasps whose way down stalled
+    this episode (`tether.blackboard.grasp_stalls`) and raise `NoGraspLeft` when none is left),
+    `grasp_square` (its middle, with the
     fingers closing across its thinner horizontal side), `slot` (a region's `top`, with the
     wrist turned so that the fingers close along the region's narrower side) or `door` (the
     hinge of its door, `Robot.hinge_of`: `offset` is then along the door, out of the face
@@ -117,12 +120,18 @@ class Target:
         return pos
 
     def grasp(self, robot: Robot) -> tuple[np.ndarray, float]:
-        """The grasp point and wrist yaw of a `grasp_clear` or `grasp_turned` target, passing
-        over the object's stalled grasps."""
+        """The grasp point and wrist yaw of a `grasp_clear`, `grasp_turned` or `grasp_handle`
+        target, passing over the object's stalled grasps."""
         name = deref(self.object)
         stalls = grasp_stalls.of(name)
         if self.at == "grasp_turned":
             return turned_grasp(robot, name, stalls)
+        if self.at == "grasp_handle":
+            grasp = clear_handle_grasp(robot, name, stalls)
+            if grasp is None:
+                raise NoGraspLeft(f"no grasp of '{name}' by a handle with room is left untried "
+                                  f"({len(stalls)} stalled)")
+            return grasp
         point, clear = clear_grasp(robot, name, 0.0, stalls)
         if stalls and not clear:
             raise NoGraspLeft(f"no grasp of '{name}' with the wrist unturned is left untried "
@@ -148,7 +157,7 @@ class Target:
     def yaw(self, robot: Robot) -> float | None:
         """The wrist yaw the target asks for: the turned grasp's, or a quarter turn to set a
         carried object down (`Robot.set_down`), else None."""
-        if self.at == "grasp_turned":
+        if self.at in ("grasp_turned", "grasp_handle"):
             return self.grasp(robot)[1]
         if self.at == "grasp_square":
             return square_yaw(robot.pose_of(deref(self.object)).quat,

@@ -25,6 +25,9 @@ A grasp whose way down stalled is a `Stall` (the episode remembers them:
 stall `matches` (the same yaw, within `SAME_PLACE` of the same point on the object, the object
 not moved `MOVED` since), so a retry takes the next candidate instead of the same motion, and
 `turned_grasp` raises `NoGraspLeft` when every candidate it would take has stalled.
+`handle_grasps` take a handle (`tether.scenes.handles`) from above across it, from its outer
+end inward; `by_handle` says which objects are taken so (a hollow one whose handle rises to its
+top) and `clear_handle_grasp` is the first of them the hand has room for.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.spatial.transform import Rotation
+
+from tether.scenes.handles import Handle
 
 if TYPE_CHECKING:
     from tether.scenes.robot import Robot
@@ -57,6 +62,10 @@ MAX_SPAN = 0.065  # widest object chord the open fingers (7.7 cm apart) close on
 TURNED_YAWS = (np.pi / 2, -np.pi / 6, np.pi / 6, -np.pi / 3, np.pi / 3)  # in the order tried
 RIM_STEP = 15  # between the rim points a hollow object's turned grasp tries (degrees)
 FINGER_OUTER = 0.008  # an open fingertip's centre to its outer face, along the closing axis (m)
+HANDLE_INSET = 0.012  # from a handle's outer end to where the fingers close on it (m)
+HANDLE_DEPTH = 0.012  # fingertips below the handle's top (m)
+HANDLE_SHARE = 0.75  # a handle grasp slides over this outer share of the handle's length
+HANDLE_AT_TOP = 0.005  # a handle whose top is this near the object's top is its highest part (m)
 SAME_PLACE = 0.01  # grasp points nearer than this on the object are the same candidate (m)
 SAME_YAW = np.radians(5)  # wrist yaws nearer than this are the same candidate (rad)
 MOVED = 0.02  # an object moved this far since a grasp stalled is a new situation (m)
@@ -217,6 +226,46 @@ def turned_grasp(robot: Robot, name: str, stalls: Sequence[Stall] = ()
         raise NoGraspLeft(f"every grasp of '{name}' tried stalled on its way down "
                           f"({len(stalls)} stalled)")
     return quarter, TURNED_YAWS[0]
+
+
+def handle_grasps(handle: Handle) -> list[tuple[np.ndarray, float]]:
+    """Grasps of `handle` from above, the wrist turned to close the fingers across it: the point
+    `HANDLE_INSET` in from its outer end, `HANDLE_DEPTH` below its top, then slid toward the body
+    in `SLIDE_STEP`s over the outer `HANDLE_SHARE` of its length (where a neighbour leaves the
+    hand no room at its end)."""
+    out = handle.outward
+    length = float(np.abs(out) @ (handle.high - handle.low))
+    yaw = fold(float(np.arctan2(out[1], out[0])))  # fingers close along (-sin yaw, cos yaw)
+    end = handle.middle + (length / 2.0 - HANDLE_INSET) * out
+    end[2] = handle.high[2] - HANDLE_DEPTH
+    steps = int(max(HANDLE_SHARE * length - HANDLE_INSET, 0.0) / SLIDE_STEP + 1e-9)
+    return [(end - k * SLIDE_STEP * out, yaw) for k in range(steps + 1)]
+
+
+def clear_handle_grasp(robot: Robot, name: str, stalls: Sequence[Stall] = ()
+                       ) -> tuple[np.ndarray, float] | None:
+    """The first of `handle_grasps` of the handle `name` is taken by (`by_handle`) that no stall
+    matches and the open gripper can come straight down onto; None when there is none."""
+    handle = by_handle(robot, name)
+    if handle is None:
+        return None
+    low, high = robot.extent_of(name)
+    return next(((point, yaw) for point, yaw in handle_grasps(handle)
+                 if not _stalled(stalls, low, high, point, yaw)
+                 and robot.clear_from_above(finger_probes(point, yaw), ignore=name)), None)
+
+
+def by_handle(robot: Robot, name: str) -> Handle | None:
+    """The handle an object is taken by, or None: a hollow object's (`Robot.handle_of`) whose
+    top is the object's top (within `HANDLE_AT_TOP`), as a frying pan's. Its rim, lower, is
+    not where `grasp_point` puts the fingertips (that is measured from the top), and the rim
+    point on the handle's side lands on the handle; a mug's handle, below its rim, is not."""
+    if not robot.is_hollow(name):
+        return None
+    handle = robot.handle_of(name)
+    if handle is None or handle.high[2] < robot.extent_of(name)[1][2] - HANDLE_AT_TOP:
+        return None
+    return handle
 
 
 def fold(yaw: float) -> float:
