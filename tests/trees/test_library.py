@@ -224,7 +224,7 @@ def test_a_grasp_whose_descent_stalls_is_retried_at_the_next_candidate(tmp_path)
 
 def test_a_grasp_whose_every_descent_stalls_fails_once_no_new_candidate_is_left(tmp_path):
     """Every turned grasp jammed: each attempt tries a new one, and once none is left the next
-    attempt fails with UNREACHABLE saying so, on its first tick, before coming down."""
+    attempt fails with UNREACHABLE saying so (`grasp_left`), on its first tick, without moving."""
     from tests.trees.harness import compile_node, errors
     from tests.trees.harness import run as run_tree
     from tether.blackboard import grasp_stalls
@@ -233,11 +233,12 @@ def test_a_grasp_whose_every_descent_stalls_fails_once_no_new_candidate_is_left(
     n = len(robot.jams)
     root = compile_node(tmp_path, "subtree: grasp\nwith: {object: cream_cheese_1, attempts: "
                         f"{n + 1}}}", robot)
-    result, _ = run_tree(root, robot, budget=5000)
+    result, frames = run_tree(root, robot, budget=5000)
 
     assert result.tree_status == "FAILURE"
     history = errors()
     assert [e["code"] for e in history] == ["STUCK"] * n + ["UNREACHABLE"]
     assert "every grasp of 'cream_cheese_1' tried stalled" in history[-1]["message"]
-    assert history[-1]["node"] == "approach cream_cheese_1 turned"
+    assert history[-1]["node"] == "grasp of cream_cheese_1 left"
     assert len(grasp_stalls.of("cream_cheese_1")) == n
+    assert np.array_equal(frames[-1].eef, frames[-2].eef)  # the last attempt did not move
