@@ -1,4 +1,5 @@
-"""Condition nodes: `check` (a leaf) and `guard` (a decorator), both over named predicates.
+"""Condition nodes: `check` (a leaf) and `guard` (a decorator), both over named predicates, and
+`grasp_left` (a leaf): whether an object has a grasp left that has not stalled this episode.
 
 A `PredicateCall` is a predicate name from `tether.scenes.predicates` with its arguments (entity
 names, numbers, or `Ref`s to blackboard keys resolved at evaluation). Nothing is ever evaluated as
@@ -12,8 +13,10 @@ from typing import Any
 import py_trees
 
 from tether.behaviours.leaf import RobotLeaf
+from tether.behaviours.primitives import Target
 from tether.blackboard.episode import CONDITION_FAILED, record_error
-from tether.blackboard.references import deref
+from tether.blackboard.references import Ref, deref
+from tether.scenes.grasps import NoGraspLeft
 from tether.scenes.predicates import evaluate
 from tether.scenes.robot import Robot
 
@@ -74,3 +77,31 @@ class Guard(py_trees.decorators.EternalGuard):
         self.feedback_message = f"{self.call} stopped holding"
         record_error(CONDITION_FAILED, self.name, self.feedback_message, self.robot.steps)
         return False
+
+
+class GraspLeft(RobotLeaf):
+    """Whether `object` still has a grasp from above whose way down has not stalled this episode
+    (`tether.blackboard.grasp_stalls`): the `grasp_clear` or `grasp_turned` target finds one.
+
+    Tick contract: never RUNNING and never commands. SUCCESS when one is left; otherwise FAILURE
+    with UNREACHABLE and the reason (`NoGraspLeft`), so a grasp's retries stop at once instead
+    of moving for nothing.
+    """
+
+    ANCHORS = ("grasp_clear", "grasp_turned")
+
+    def __init__(self, name: str, obj: str | Ref):
+        super().__init__(name)
+        self.object = obj
+
+    def update(self) -> Status:
+        reason = None
+        for at in self.ANCHORS:
+            try:
+                Target(object=deref(self.object), at=at).grasp(self.robot)
+            except NoGraspLeft as none:
+                reason = none
+                continue
+            self.feedback_message = f"{at} left"
+            return Status.SUCCESS
+        raise reason

@@ -8,7 +8,9 @@ act on values other nodes wrote.
 
 Under camera perception an object the cameras have never seen cannot be a target: the leaf that
 asks for it fails with OBJECT_NOT_FOUND (`tether.blackboard.world.ObjectNotFound`) in that tick,
-instead of acting on a guess, and recovery chooses by the code.
+instead of acting on a guess, and recovery chooses by the code. Likewise a grasp target whose
+every candidate stalled this episode (`tether.scenes.grasps.NoGraspLeft`) fails with UNREACHABLE
+in that tick, without moving.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from typing import Any
 import numpy as np
 import py_trees
 
-from tether.blackboard.episode import COMMAND, OBJECT_NOT_FOUND, record_error
+from tether.blackboard.episode import COMMAND, OBJECT_NOT_FOUND, UNREACHABLE, record_error
 from tether.blackboard.world import ObjectNotFound
+from tether.scenes.grasps import NoGraspLeft
 from tether.scenes.robot import Robot
 
 
@@ -41,11 +44,12 @@ class RobotLeaf(py_trees.behaviour.Behaviour):
 
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
         """py_trees' tick; an `ObjectNotFound` from `initialise` or `update` is FAILURE with
-        OBJECT_NOT_FOUND."""
+        OBJECT_NOT_FOUND, a `NoGraspLeft` FAILURE with UNREACHABLE."""
         try:
             yield from super().tick()
-        except ObjectNotFound as missing:
-            status = self.fail(OBJECT_NOT_FOUND, str(missing))
+        except (ObjectNotFound, NoGraspLeft) as missing:
+            code = OBJECT_NOT_FOUND if isinstance(missing, ObjectNotFound) else UNREACHABLE
+            status = self.fail(code, str(missing))
             self.stop(status)
             self.status = status
             yield self

@@ -17,12 +17,24 @@ import py_trees
 from scipy.spatial.transform import Rotation
 
 from tether.behaviours.leaf import RobotLeaf
+from tether.blackboard import grasp_stalls
 from tether.blackboard.episode import STUCK, UNREACHABLE
 from tether.blackboard.references import Ref, deref
-from tether.scenes.grasps import clear_grasp, fold, grasp_point, slot_yaw, square_yaw, turned_grasp
+from tether.scenes.grasps import (
+    NoGraspLeft,
+    Stall,
+    clear_grasp,
+    clear_handle_grasp,
+    fold,
+    grasp_point,
+    slot_yaw,
+    square_yaw,
+    turned_grasp,
+)
 from tether.scenes.robot import CLOSE, OPEN, Hinge, Robot
 
 Status = py_trees.common.Status
+GRASP_ANCHORS = ("grasp_clear", "grasp_turned", "grasp_handle")  # grasp candidates' `Target.at`s
 
 
 @dataclass(frozen=True)
@@ -33,7 +45,11 @@ class Target:
     (body origin), `top` or `bottom` (of its bounding box, above/below the origin), `grasp`
     (where fingers closing along world y close on it), `grasp_clear` (the same slid along the
     object to where the gripper has room) or `grasp_turned` (a grasp with room with the wrist
-    turned to the yaw `yaw` gives: see `tether.scenes.grasps`), `grasp_square` (its middle, with the
+    turned to the yaw `yaw` gives: see `tether.scenes.grasps`) or `grasp_handle` (on the handle
+    it is taken by, as near its outer end as the hand has room: `clear_handle_grasp`, the wrist
+    turned to close the fingers across it); these pass over the grasps whose way down stalled
+    this episode (`tether.blackboard.grasp_stalls`) and raise `NoGraspLeft` when none is left),
+    `grasp_square` (its middle, with the
     fingers closing across its thinner horizontal side), `slot` (a region's `top`, with the
     wrist turned so that the fingers close along the region's narrower side) or `door` (the
     hinge of its door, `Robot.hinge_of`: `offset` is then along the door, out of the face
@@ -87,10 +103,8 @@ class Target:
         pos = robot.pose_of(name).pos.copy()
         if self.at in ("grasp", "grasp_square"):
             pos = grasp_point(*robot.extent_of(name), hollow=robot.is_hollow(name))
-        elif self.at == "grasp_clear":
-            pos = clear_grasp(robot, name)[0]
-        elif self.at == "grasp_turned":
-            pos = turned_grasp(robot, name)[0]
+        elif self.at in GRASP_ANCHORS:
+            pos = self.grasp(robot)[0]
         elif self.at != "center":
             low, high = robot.extent_of(name)
             pos[2] = low[2] if self.at == "bottom" else high[2]
@@ -104,6 +118,25 @@ class Target:
         if self.rise:
             pos[2] = max(pos[2], min(pos[2] + self.rise, start[2]))
         return pos
+
+    def grasp(self, robot: Robot) -> tuple[np.ndarray, float]:
+        """The grasp point and wrist yaw of a `grasp_clear`, `grasp_turned` or `grasp_handle`
+        target, passing over the object's stalled grasps."""
+        name = deref(self.object)
+        stalls = grasp_stalls.of(name)
+        if self.at == "grasp_turned":
+            return turned_grasp(robot, name, stalls)
+        if self.at == "grasp_handle":
+            grasp = clear_handle_grasp(robot, name, stalls)
+            if grasp is None:
+                raise NoGraspLeft(f"no grasp of '{name}' by a handle with room is left untried "
+                                  f"({len(stalls)} stalled)")
+            return grasp
+        point, clear = clear_grasp(robot, name, 0.0, stalls)
+        if stalls and not clear:
+            raise NoGraspLeft(f"no grasp of '{name}' with the wrist unturned is left untried "
+                              f"({len(stalls)} stalled)")
+        return point, 0.0
 
     def frame(self, robot: Robot) -> np.ndarray:
         """The axes (3x3, columns) of the frame the target's offsets are in: its joint frame for
@@ -124,8 +157,8 @@ class Target:
     def yaw(self, robot: Robot) -> float | None:
         """The wrist yaw the target asks for: the turned grasp's, or a quarter turn to set a
         carried object down (`Robot.set_down`), else None."""
-        if self.at == "grasp_turned":
-            return turned_grasp(robot, deref(self.object))[1]
+        if self.at in ("grasp_turned", "grasp_handle"):
+            return self.grasp(robot)[1]
         if self.at == "grasp_square":
             return square_yaw(robot.pose_of(deref(self.object)).quat,
                               *robot.extent_of(deref(self.object)))
@@ -198,12 +231,17 @@ class MoveTo(RobotLeaf):
     P-controlled step toward it with the gripper as last commanded. SUCCESS once within
     `tolerance` m (and, when turning to a yaw, within YAW_TOLERANCE of it; no command that tick).
     FAILURE with UNREACHABLE after `max_steps` ticks, or with STUCK when the remaining distance
-    (a radian of turn counting as 5 cm) has not shrunk by 2 mm over `stuck_steps` ticks. The
+    (a radian of turn counting as 5 cm) has not shrunk by 2 mm over `stuck_steps` ticks; a
+    descent onto a grasp point that fails so is remembered as a stalled grasp, which the next
+    grasp target of that object passes over; with UNREACHABLE on the first tick when no grasp
+    candidate is left untried (`NoGraspLeft`). The
     orientation is the one the end effector had when the node started, turned to `yaw` (rad,
     world; in the target's joint frame for `at: joint` or `along`) if given, else, for a target
     offset from an entity that asks for a yaw (`Target.yaw`:
-    an approach to a turned grasp), to that yaw; a move onto the point itself (the descent after
-    the approach) keeps the orientation it starts with.
+    an approach to a turned grasp), to that yaw; turning toward a grasp point (`grasp_clear`,
+    `grasp_turned`) it also rights the hand to point straight down (a tilt left by an earlier
+    contact would bring one fingertip down first); a move onto the point itself (the descent
+    after the approach) keeps the orientation it starts with.
     """
 
     YAW_TOLERANCE = 0.05  # rad
@@ -228,6 +266,8 @@ class MoveTo(RobotLeaf):
         self.turning = yaw is not None
         if self.turning:
             roll, pitch, _ = Rotation.from_quat(here.quat).as_euler("xyz")
+            if self.target.object is not None and self.target.at in GRASP_ANCHORS:
+                roll, pitch = np.pi, 0.0  # a grasp from above: the hand straight down
             self.quat = Rotation.from_euler("xyz", [roll, pitch, yaw]).as_quat()
         self.ticks, self.progress = 0, Progress(0.002, self.stuck_steps)
 
@@ -245,13 +285,25 @@ class MoveTo(RobotLeaf):
             return Status.SUCCESS
         self.ticks += 1
         if self.ticks > self.max_steps:
+            self._stalled(goal)
             return self.fail(UNREACHABLE,
                              f"{error * 100:.1f} cm short after {self.max_steps} steps")
         if self.progress.stalled(-(error + self.METRES_PER_RADIAN * turn)):
+            self._stalled(goal)
             return self.fail(STUCK, f"no progress for {self.stuck_steps} steps, "
                                     f"{error * 100:.1f} cm short")
         self.command(self.robot.servo(goal, self.quat, self.robot.gripper_command))
         return Status.RUNNING
+
+    def _stalled(self, goal: np.ndarray) -> None:
+        """A descent onto a grasp point (a grasp anchor, no offset) that fails: remember the
+        grasp as stalled, so the next attempt takes another (`tether.blackboard.grasp_stalls`)."""
+        target = self.goal
+        if target.object is None or target.at not in GRASP_ANCHORS or any(deref(target.offset)):
+            return
+        name = deref(target.object)
+        yaw = float(Rotation.from_quat(self.quat).as_euler("xyz")[2])
+        grasp_stalls.record(name, Stall.of(*self.robot.extent_of(name), goal, yaw))
 
 
 class Rotate(RobotLeaf):

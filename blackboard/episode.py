@@ -7,6 +7,7 @@ one process. Keys are absolute and grouped by namespace:
     /scene/entities                               the names targets and predicates may use
     /command/action, /command/by, /command/node   the one action of this tick and who put it
     /errors/last, /errors/history                 error codes written by failing leaves
+    /grasps/stalled/<object>                      grasps whose way down stalled (`grasp_stalls`)
     /user/...                                     keys written by `set` nodes in trees
 
 The command slot enforces "at most one commander per tick": a second `put` in the same tick

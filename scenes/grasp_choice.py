@@ -3,8 +3,8 @@ them without the hand or fingers touching anything else.
 
 `candidates` lists the ways to take an object from its bounding box (`tether.scenes.grasps` for
 the points) and its handle when it has one (`Robot.handle_of`, `tether.scenes.handles`): first
-by the handle from above, the fingers closing across it `HANDLE_INSET` m in from its outer
-end and `HANDLE_DEPTH` m below its top (a mug's handle is made to hold it: its body's rim is
+by the handle from above, the fingers closing across it near its outer end
+(`tether.scenes.grasps.handle_grasps`; a mug's handle is made to hold it: its body's rim is
 wider than the open fingers); then from above with the wrist at each yaw whose chord the open
 fingers span (`top`; at yaw 0 when they span it at no yaw: what is at the top may be narrower
 than the box, a pot's knob), a hollow object's rim all around (`rim`), and from the side at half
@@ -31,6 +31,7 @@ from tether.scenes.grasps import (
     axis_of,
     fold,
     grasp_point,
+    handle_grasps,
     rim_grasps,
     span,
 )
@@ -42,8 +43,6 @@ DOWN = Rotation.from_euler("xyz", [np.pi, 0.0, 0.0])  # the hand straight down, 
 LINE_STEP = 0.01  # between the poses checked along the way in (m)
 SIDE_DIRECTIONS = (0.0, np.pi / 2, np.pi, -np.pi / 2)  # world yaws the hand may point along
 OPEN_SPAN = 0.073  # the widest chord the open fingers (7.7 cm apart) close on at all (m)
-HANDLE_INSET = 0.012  # from a handle's outer end to where the fingers close on it (m)
-HANDLE_DEPTH = 0.012  # fingertips below the handle's top (m)
 
 
 @dataclass(frozen=True)
@@ -112,12 +111,8 @@ def _spanned(low: np.ndarray, high: np.ndarray, yaws: tuple[float, ...]) -> list
 
 
 def _handle_grasp(handle: Handle, down: Rotation) -> Grasp:
-    """From above onto `handle`'s outer part, the fingers closing across it."""
-    out = handle.outward
-    reach = float(np.abs(out) @ (handle.high - handle.low)) / 2.0
-    point = handle.middle + (reach - HANDLE_INSET) * out
-    point[2] = handle.high[2] - HANDLE_DEPTH
-    yaw = fold(float(np.arctan2(out[1], out[0])))  # fingers close along (-sin yaw, cos yaw)
+    """From above onto `handle`'s outer end, the fingers closing across it (`handle_grasps`)."""
+    point, yaw = handle_grasps(handle)[0]
     return Grasp(point, _turn(down, yaw).as_quat(), np.array([0.0, 0.0, -1.0]), "handle")
 
 

@@ -19,14 +19,27 @@ wall there (`rim_grasps`: the wrist least turned first), and for a solid object 
 can span, a smaller turn. `square_yaw` is the wrist yaw that closes the fingers across an upright
 box's thinner horizontal side (a standing book), and `slot_yaw` the one that lines that side up
 with a region's narrower side, so that what is held that way goes into a narrow slot.
+
+A grasp whose way down stalled is a `Stall` (the episode remembers them:
+`tether.blackboard.grasp_stalls`); `clear_grasp` and `turned_grasp` pass over a candidate a
+stall `matches` (the same yaw, within `SAME_PLACE` of the same point on the object, the object
+not moved `MOVED` since), so a retry takes the next candidate instead of the same motion, and
+`turned_grasp` raises `NoGraspLeft` when every candidate it would take has stalled.
+`handle_grasps` take a handle (`tether.scenes.handles`) from above across it, from its outer
+end inward; `by_handle` says which objects are taken so (a hollow one whose handle rises to its
+top) and `clear_handle_grasp` is the first of them the hand has room for.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.spatial.transform import Rotation
+
+from tether.scenes.handles import Handle
 
 if TYPE_CHECKING:
     from tether.scenes.robot import Robot
@@ -49,6 +62,47 @@ MAX_SPAN = 0.065  # widest object chord the open fingers (7.7 cm apart) close on
 TURNED_YAWS = (np.pi / 2, -np.pi / 6, np.pi / 6, -np.pi / 3, np.pi / 3)  # in the order tried
 RIM_STEP = 15  # between the rim points a hollow object's turned grasp tries (degrees)
 FINGER_OUTER = 0.008  # an open fingertip's centre to its outer face, along the closing axis (m)
+HANDLE_INSET = 0.012  # from a handle's outer end to where the fingers close on it (m)
+HANDLE_DEPTH = 0.012  # fingertips below the handle's top (m)
+HANDLE_SHARE = 0.75  # a handle grasp slides over this outer share of the handle's length
+HANDLE_AT_TOP = 0.005  # a handle whose top is this near the object's top is its highest part (m)
+SAME_PLACE = 0.01  # grasp points nearer than this on the object are the same candidate (m)
+SAME_YAW = np.radians(5)  # wrist yaws nearer than this are the same candidate (rad)
+MOVED = 0.02  # an object moved this far since a grasp stalled is a new situation (m)
+
+
+class NoGraspLeft(Exception):
+    """Every grasp candidate of an object stalled on its way down."""
+
+
+@dataclass(frozen=True)
+class Stall:
+    """A grasp whose way down stalled: the object's box middle then (`middle`), the grasp
+    point's offset from it (`offset`) and the wrist yaw (`yaw`), world frame."""
+
+    middle: tuple[float, float, float]
+    offset: tuple[float, float, float]
+    yaw: float
+
+    @classmethod
+    def of(cls, low: np.ndarray, high: np.ndarray, point: np.ndarray, yaw: float) -> Stall:
+        """The stall of the grasp at `point`, `yaw` of the object in the box (`low`, `high`)."""
+        middle = (np.asarray(low) + np.asarray(high)) / 2.0
+        return cls(tuple(map(float, middle)), tuple(map(float, np.asarray(point) - middle)),
+                   float(yaw))
+
+    def matches(self, low: np.ndarray, high: np.ndarray, point: np.ndarray, yaw: float) -> bool:
+        """Whether the grasp at `point`, `yaw` of the object now in (`low`, `high`) is this
+        one, the object still where it was."""
+        middle = (np.asarray(low) + np.asarray(high)) / 2.0
+        return bool(np.linalg.norm(middle - self.middle) < MOVED
+                    and np.linalg.norm(np.asarray(point) - middle - self.offset) < SAME_PLACE
+                    and abs(fold(yaw - self.yaw)) < SAME_YAW)
+
+
+def _stalled(stalls: Sequence[Stall], low: np.ndarray, high: np.ndarray, point: np.ndarray,
+             yaw: float) -> bool:
+    return any(s.matches(low, high, point, yaw) for s in stalls)
 
 
 def grasp_point(low: np.ndarray, high: np.ndarray, axis: str = "y", *, hollow: bool
@@ -116,12 +170,15 @@ def grasp_candidates(low: np.ndarray, high: np.ndarray, yaw: float = 0.0, *, hol
                       for k in range(1, steps + 1) for sign in (-1, 1)]
 
 
-def clear_grasp(robot: Robot, name: str, yaw: float = 0.0) -> tuple[np.ndarray, bool]:
-    """The first of `grasp_candidates` the open gripper at `yaw` can come straight down onto,
-    and True; `grasp_point` and False when none can."""
-    candidates = grasp_candidates(*robot.extent_of(name), yaw=yaw, hollow=robot.is_hollow(name))
+def clear_grasp(robot: Robot, name: str, yaw: float = 0.0, stalls: Sequence[Stall] = ()
+                ) -> tuple[np.ndarray, bool]:
+    """The first of `grasp_candidates` no stall matches that the open gripper at `yaw` can come
+    straight down onto, and True; `grasp_point` and False when none can."""
+    low, high = robot.extent_of(name)
+    candidates = grasp_candidates(low, high, yaw=yaw, hollow=robot.is_hollow(name))
     for point in candidates:
-        if robot.clear_from_above(finger_probes(point, yaw), ignore=name):
+        if not _stalled(stalls, low, high, point, yaw) and \
+                robot.clear_from_above(finger_probes(point, yaw), ignore=name):
             return point, True
     return candidates[0], False
 
@@ -142,26 +199,73 @@ def rim_grasps(low: np.ndarray, high: np.ndarray) -> list[tuple[np.ndarray, floa
     return [(point, yaw) for turn, _, point, yaw in sorted(grasps, key=lambda g: g[:2]) if turn]
 
 
-def turned_grasp(robot: Robot, name: str) -> tuple[np.ndarray, float]:
+def turned_grasp(robot: Robot, name: str, stalls: Sequence[Stall] = ()
+                 ) -> tuple[np.ndarray, float]:
     """The grasp point and wrist yaw when the wrist at yaw 0 has no room: the quarter turn when
     it has room; else for a hollow object the first of `rim_grasps` with room, fingertips'
     outer faces included, and for a solid one the first other of `TURNED_YAWS` with room whose
     `span` the open fingers fit; else the quarter turn's grasp point. (The quarter turn comes
-    first because `place` turns a hand at it back to yaw 0 to set a bowl into a drawer.)"""
+    first because `place` turns a hand at it back to yaw 0 to set a bowl into a drawer.) Each
+    passes over the candidates `stalls` match; `NoGraspLeft` when even the last resort did."""
     low, high = robot.extent_of(name)
-    if robot.is_hollow(name):
-        quarter, clear = clear_grasp(robot, name, TURNED_YAWS[0])
-        if clear:
-            return quarter, TURNED_YAWS[0]
-        for point, yaw in rim_grasps(low, high):
-            if robot.clear_from_above(finger_probes(point, yaw, outer=True), ignore=name):
-                return point, yaw
+    hollow = robot.is_hollow(name)
+    quarter, clear = clear_grasp(robot, name, TURNED_YAWS[0], stalls)
+    if clear and (hollow or span(low, high, TURNED_YAWS[0]) <= MAX_SPAN):
         return quarter, TURNED_YAWS[0]
-    for yaw in (y for y in TURNED_YAWS if span(low, high, y) <= MAX_SPAN):
-        point, clear = clear_grasp(robot, name, yaw)
-        if clear:
-            return point, yaw
-    return clear_grasp(robot, name, TURNED_YAWS[0])[0], TURNED_YAWS[0]
+    if hollow:
+        for point, yaw in rim_grasps(low, high):
+            if not _stalled(stalls, low, high, point, yaw) and \
+                    robot.clear_from_above(finger_probes(point, yaw, outer=True), ignore=name):
+                return point, yaw
+    else:
+        for yaw in (y for y in TURNED_YAWS[1:] if span(low, high, y) <= MAX_SPAN):
+            point, clear = clear_grasp(robot, name, yaw, stalls)
+            if clear:
+                return point, yaw
+    if _stalled(stalls, low, high, quarter, TURNED_YAWS[0]):
+        raise NoGraspLeft(f"every grasp of '{name}' tried stalled on its way down "
+                          f"({len(stalls)} stalled)")
+    return quarter, TURNED_YAWS[0]
+
+
+def handle_grasps(handle: Handle) -> list[tuple[np.ndarray, float]]:
+    """Grasps of `handle` from above, the wrist turned to close the fingers across it: the point
+    `HANDLE_INSET` in from its outer end, `HANDLE_DEPTH` below its top, then slid toward the body
+    in `SLIDE_STEP`s over the outer `HANDLE_SHARE` of its length (where a neighbour leaves the
+    hand no room at its end)."""
+    out = handle.outward
+    length = float(np.abs(out) @ (handle.high - handle.low))
+    yaw = fold(float(np.arctan2(out[1], out[0])))  # fingers close along (-sin yaw, cos yaw)
+    end = handle.middle + (length / 2.0 - HANDLE_INSET) * out
+    end[2] = handle.high[2] - HANDLE_DEPTH
+    steps = int(max(HANDLE_SHARE * length - HANDLE_INSET, 0.0) / SLIDE_STEP + 1e-9)
+    return [(end - k * SLIDE_STEP * out, yaw) for k in range(steps + 1)]
+
+
+def clear_handle_grasp(robot: Robot, name: str, stalls: Sequence[Stall] = ()
+                       ) -> tuple[np.ndarray, float] | None:
+    """The first of `handle_grasps` of the handle `name` is taken by (`by_handle`) that no stall
+    matches and the open gripper can come straight down onto; None when there is none."""
+    handle = by_handle(robot, name)
+    if handle is None:
+        return None
+    low, high = robot.extent_of(name)
+    return next(((point, yaw) for point, yaw in handle_grasps(handle)
+                 if not _stalled(stalls, low, high, point, yaw)
+                 and robot.clear_from_above(finger_probes(point, yaw), ignore=name)), None)
+
+
+def by_handle(robot: Robot, name: str) -> Handle | None:
+    """The handle an object is taken by, or None: a hollow object's (`Robot.handle_of`) whose
+    top is the object's top (within `HANDLE_AT_TOP`), as a frying pan's. Its rim, lower, is
+    not where `grasp_point` puts the fingertips (that is measured from the top), and the rim
+    point on the handle's side lands on the handle; a mug's handle, below its rim, is not."""
+    if not robot.is_hollow(name):
+        return None
+    handle = robot.handle_of(name)
+    if handle is None or handle.high[2] < robot.extent_of(name)[1][2] - HANDLE_AT_TOP:
+        return None
+    return handle
 
 
 def fold(yaw: float) -> float:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tether.registry import Registry
-from tether.scenes.grasps import clear_grasp
+from tether.scenes.grasps import clear_grasp, clear_handle_grasp
 
 if TYPE_CHECKING:
     from tether.scenes.robot import Robot
@@ -126,6 +126,17 @@ def box_distance(point: np.ndarray, low: np.ndarray, high: np.ndarray) -> float:
 )
 def grasp_clear(robot: Robot, object: str, yaw: float) -> bool:
     return clear_grasp(robot, object, yaw)[1]
+
+
+@register(
+    "grasp_by_handle",
+    (OBJECT,),
+    "`object` is taken by its handle and the open gripper has room to come straight down onto it "
+    "there: it is open-topped and its handle (a narrow part sticking out of its body) rises to its "
+    "top, as a frying pan's (`tether.scenes.grasps.clear_handle_grasp`).",
+)
+def grasp_by_handle(robot: Robot, object: str) -> bool:
+    return clear_handle_grasp(robot, object) is not None
 
 
 @register("gripper_open", (), "the gripper was last commanded open and its fingers are apart.")

@@ -15,7 +15,7 @@ from typing import Any
 import py_trees
 from py_trees.common import OneShotPolicy, ParallelPolicy
 
-from tether.behaviours.conditions import Check, Guard
+from tether.behaviours.conditions import Check, GraspLeft, Guard
 from tether.behaviours.interventions import Erase, Paint, Rewrite
 from tether.behaviours.localize import VANTAGES, Localize
 from tether.behaviours.memory import Remember, Retrieve
@@ -260,6 +260,14 @@ register(NodeType(
     lambda name, call, error: Check(name, call, error=error),
     params={"error": Spec(ERROR_CODE, None, "error code to write on FAILURE")},
     predicate=True, primary="predicate", label=lambda p: f"check {p['call']}"))
+
+register(NodeType(
+    "grasp_left", LEAF, "SUCCESS when `object` still has a grasp from above whose way down has not "
+    "stalled this episode (`/grasps/stalled/OBJECT`); else FAILURE with UNREACHABLE saying so. "
+    "Never RUNNING, never commands.",
+    lambda name, object: GraspLeft(name, object),
+    params={"object": Spec(ENTITY, doc="the object to grasp")},
+    primary="object", label=lambda p: f"grasp of {p['object']} left"))
 
 
 _VERIFIER = Spec(Choice(*VERIFIER_CHOICES), "auto", "`sim` (the predicate), `vlm` (the run's VLM "

@@ -212,7 +212,7 @@ class ErrorCode(Type):
         return value
 
 
-AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned",
+AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned", "grasp_handle",
             "grasp_square", "slot", "door", "joint")
 
 

@@ -188,6 +188,21 @@ def test_move_to_without_yaw_keeps_the_orientation_it_started_with(tmp_path):
     assert _yaw(robot) == pytest.approx(0.3, abs=0.03)
 
 
+def test_an_approach_to_a_grasp_rights_a_tilted_hand_to_point_straight_down(tmp_path):
+    """A hand tilted 25 degrees by an earlier contact comes down on a grasp point pointing
+    straight down, at the grasp's yaw: tilted, one fingertip reaches the table first."""
+    robot = scene()
+    root = compile_node(tmp_path, f"""
+        sequence:
+          - rotate: {{yaw: -0.44, axis: y}}
+          - move_to: {{object: {CHEESE}, at: grasp_clear, offset: [0, 0, 0.1], yaw: 0.3}}
+        """, robot)
+    result, _ = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    assert np.allclose(_pointing(robot), [0.0, 0.0, -1.0], atol=0.05)
+    assert _yaw(robot) == pytest.approx(0.3, abs=0.05)
+
+
 # --- rotate ------------------------------------------------------------------------------------
 def test_rotate_turns_the_wrist_by_yaw_relative_to_where_it_started_holding_position(tmp_path):
     robot = scene()

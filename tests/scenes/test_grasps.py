@@ -11,12 +11,23 @@ from scipy.spatial.transform import Rotation
 from tests.trees.harness import compile_node, run
 from tether.scenes.grasps import (
     HAND_HALF_LENGTH,
+    HANDLE_DEPTH,
+    HANDLE_INSET,
     MAX_SPAN,
+    MOVED,
     RIM_DEPTH,
     RIM_INSET,
+    SAME_PLACE,
+    SAME_YAW,
+    NoGraspLeft,
+    Stall,
+    by_handle,
     clear_grasp,
+    clear_handle_grasp,
     finger_probes,
+    fold,
     grasp_point,
+    handle_grasps,
     rim_grasps,
     slot_yaw,
     span,
@@ -222,3 +233,124 @@ def test_slot_yaw_lines_the_fingers_up_with_the_regions_narrow_side():
     assert slot_yaw(low, high, np.radians(-30)) == pytest.approx(-np.pi / 2)
     assert slot_yaw(low, high, np.radians(40)) == pytest.approx(np.pi / 2)
     assert slot_yaw(low[[1, 0, 2]], high[[1, 0, 2]], np.radians(-30)) == pytest.approx(0.0)
+
+
+def test_a_turned_grasp_that_stalled_is_passed_over_for_the_next_candidate():
+    """The cream cheese beside a milk carton: the first turned grasp stalled on its way down, so
+    the next is another (a point at least `SAME_PLACE` along the object, or another yaw)."""
+    milk = ([-0.0325, 0.075, 0.07], [0.0275, 0.025, 0.07])
+    robot = BoxesFromAbove({"cream_cheese_1": CHEESE, "milk_1": milk})
+    low, high = robot.extent_of("cream_cheese_1")
+    first = turned_grasp(robot, "cream_cheese_1")
+    stall = Stall.of(low, high, *first)
+    assert stall.matches(low, high, *first)
+
+    point, yaw = turned_grasp(robot, "cream_cheese_1", (stall,))
+    assert not stall.matches(low, high, point, yaw)
+    assert np.linalg.norm(point - first[0]) >= SAME_PLACE or abs(fold(yaw - first[1])) >= SAME_YAW
+    assert robot.clear_from_above(finger_probes(point, yaw), ignore="cream_cheese_1")
+
+
+def test_a_stall_no_longer_counts_once_the_object_has_moved():
+    robot = BoxesFromAbove({"cream_cheese_1": CHEESE})
+    low, high = robot.extent_of("cream_cheese_1")
+    point, yaw = turned_grasp(robot, "cream_cheese_1")
+    stall = Stall.of(low, high, point, yaw)
+    shift = np.array([0.0, 1.1 * MOVED, 0.0])
+    assert not stall.matches(low + shift, high + shift, point + shift, yaw)
+    assert stall.matches(low + shift / 2, high + shift / 2, point + shift / 2, yaw)
+
+
+def test_when_every_turned_grasp_has_stalled_no_grasp_is_left():
+    """Each stalled grasp recorded in turn: the candidates run out after a finite number of
+    attempts, each one new, and then `turned_grasp` says so instead of repeating one."""
+    milk = ([-0.0325, 0.075, 0.07], [0.0275, 0.025, 0.07])
+    robot = BoxesFromAbove({"cream_cheese_1": CHEESE, "milk_1": milk})
+    low, high = robot.extent_of("cream_cheese_1")
+    stalls: list[Stall] = []
+    with pytest.raises(NoGraspLeft, match="every grasp of 'cream_cheese_1'"):
+        for _ in range(100):
+            point, yaw = turned_grasp(robot, "cream_cheese_1", stalls)
+            assert not any(s.matches(low, high, point, yaw) for s in stalls)
+            stalls.append(Stall.of(low, high, point, yaw))
+    assert 2 <= len(stalls) < 100
+
+
+def test_a_clear_grasp_that_stalled_is_passed_over_along_the_object():
+    robot = BoxesFromAbove({"cream_cheese_1": CHEESE})
+    low, high = robot.extent_of("cream_cheese_1")
+    first, clear = clear_grasp(robot, "cream_cheese_1", 0.0)
+    assert clear
+    point, clear = clear_grasp(robot, "cream_cheese_1", 0.0, (Stall.of(low, high, first, 0.0),))
+    assert clear and np.linalg.norm(point - first) >= SAME_PLACE
+
+
+# --- handles: a pan's, from its geometry ------------------------------------------------------
+def _pan_parts(handle_top: float) -> list:
+    """A pan 22 cm across and 4 cm deep (a floor and a ring of wall boxes) with a 16 cm bar
+    along +y, 2.6 cm wide, whose top is `handle_top` m above the floor: its own frame."""
+    from tests.scenes.test_handles import _ring
+
+    floor = (np.array([-0.1, -0.1, 0.0]), np.array([0.1, 0.1, 0.01]))
+    wall = [(lo * [2.7, 2.7, 0.4], hi * [2.7, 2.7, 0.4]) for lo, hi in _ring(n=24)]
+    bar = (np.array([-0.013, 0.105, handle_top - 0.03]), np.array([0.013, 0.265, handle_top]))
+    return [floor, *wall, bar]
+
+
+class WithHandles(BoxesFromAbove):
+    """`BoxesFromAbove` whose objects named in `parts` are made of those boxes (own frame, at
+    the object's box `low` corner offset by `origin`): their handle is `find_handle`'s."""
+
+    def __init__(self, boxes: dict, hollow: tuple[str, ...], parts: dict):
+        super().__init__(boxes, hollow)
+        self.parts = parts
+
+    def handle_of(self, name: str):
+        from tether.scenes.handles import Handle, find_handle
+
+        if name not in self.parts:
+            return None
+        origin, boxes = self.parts[name]
+        found = find_handle(boxes)
+        return None if found is None else Handle(found.low + origin, found.high + origin,
+                                                 found.outward)
+
+
+def _pan_scene(handle_top: float, neighbour: dict | None = None) -> WithHandles:
+    parts = _pan_parts(handle_top)
+    low = np.min([lo for lo, _ in parts], axis=0)
+    high = np.max([hi for _, hi in parts], axis=0)
+    half = (high - low) / 2.0
+    pan = ((half - half).tolist(), half.tolist())  # its box centred at the origin ...
+    origin = -half - low  # ... and its parts moved with it
+    return WithHandles({"pan": pan, **(neighbour or {})}, ("pan",), {"pan": (origin, parts)})
+
+
+def test_a_pan_whose_handle_rises_to_its_top_is_taken_by_the_handle_across_its_end():
+    robot = _pan_scene(0.06)
+    handle = by_handle(robot, "pan")
+    assert handle is not None and np.allclose(handle.outward, [0.0, 1.0, 0.0])
+    point, yaw = clear_handle_grasp(robot, "pan")
+    assert point[1] == pytest.approx(handle.high[1] - HANDLE_INSET)  # near its outer end
+    assert point[2] == pytest.approx(handle.high[2] - HANDLE_DEPTH)
+    assert abs(np.sin(yaw)) == pytest.approx(1.0)  # the fingers close along x, across the bar
+    assert evaluate(robot, "grasp_by_handle", {"object": "pan"})
+
+
+def test_a_handle_grasp_slides_toward_the_body_to_where_the_hand_has_room():
+    """A tall pot beside the handle's outer end, under the 20 cm hand there."""
+    pot = {"pot": ([0.09, 0.19, 0.08], [0.03, 0.02, 0.08])}
+    robot = _pan_scene(0.06, pot)
+    handle = by_handle(robot, "pan")
+    end = handle_grasps(handle)[0]
+    assert not robot.clear_from_above(finger_probes(*end), ignore="pan")
+    point, yaw = clear_handle_grasp(robot, "pan")
+    assert point[1] < end[0][1] - SAME_PLACE and point[1] > handle.low[1]
+    assert robot.clear_from_above(finger_probes(point, yaw), ignore="pan")
+
+
+def test_a_mug_like_body_whose_handle_is_below_its_rim_is_not_taken_by_the_handle():
+    robot = _pan_scene(0.03)  # the bar's top 1 cm under the 4 cm rim
+    assert robot.handle_of("pan") is not None
+    assert by_handle(robot, "pan") is None and clear_handle_grasp(robot, "pan") is None
+    assert not evaluate(robot, "grasp_by_handle", {"object": "pan"})

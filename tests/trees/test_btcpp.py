@@ -69,7 +69,7 @@ def test_every_node_type_round_trips_to_the_same_py_trees_tree(tmp_path: Path):
     before = compile_tree(source)
     after = compile_tree(tmp_path / "every_node.yaml")
     assert shape(after.root) == shape(before.root)
-    assert after.nodes == before.nodes == 40
+    assert after.nodes == before.nodes == 41
 
 
 def test_trees_with_one_name_cannot_both_be_behavior_trees(tmp_path: Path):

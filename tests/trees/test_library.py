@@ -163,3 +163,82 @@ def test_a_planned_grasp_no_way_reaches_fails_unreachable_before_the_arm_moves(t
     assert result.tree_status == "FAILURE"
     assert {e["code"] for e in errors()} == {"UNREACHABLE"}
     assert all(np.array_equal(f.eef, start) for f in frames)
+
+
+# --- a grasp whose way down stalls is not tried again the same way ---------------------------
+class _JammedBelow:
+    """A mixin for a kinematic scene: within 1 cm (horizontally) of each point in `jams` the
+    hand cannot come lower than that point's z plus 2 cm (a neighbour under a finger)."""
+
+    jams: list[np.ndarray]
+
+    def _apply(self, action: np.ndarray) -> None:
+        super()._apply(action)
+        for jam in self.jams:
+            if np.linalg.norm(self.eef[:2] - jam[:2]) < 0.01:
+                self.eef[2] = max(self.eef[2], jam[2] + 0.02)
+
+
+def _jammed_cheese(jam_first: int | None):
+    """The cream cheese beside a milk carton (no room with the wrist unturned), the way down to
+    its first `jam_first` turned grasps (None: all) jammed."""
+    from tests.scenes.test_grasps import CHEESE, BoxesFromAbove
+    from tether.scenes.grasps import NoGraspLeft, Stall, turned_grasp
+
+    class Scene(_JammedBelow, BoxesFromAbove):
+        pass
+
+    robot = Scene({"cream_cheese_1": CHEESE,
+                   "milk_1": ([-0.0325, 0.075, 0.07], [0.0275, 0.025, 0.07])})
+    low, high = robot.extent_of("cream_cheese_1")
+    robot.jams, stalls = [], []
+    while jam_first is None or len(stalls) < jam_first:
+        try:
+            point, yaw = turned_grasp(robot, "cream_cheese_1", stalls)
+        except NoGraspLeft:
+            break
+        robot.jams.append(point)
+        stalls.append(Stall.of(low, high, point, yaw))
+    return robot
+
+
+def test_a_grasp_whose_descent_stalls_is_retried_at_the_next_candidate(tmp_path):
+    """The first turned grasp's way down jams (STUCK); the grasp tree's retry takes the next
+    candidate, which is free, instead of repeating the same descent until its attempts run
+    out."""
+    from tests.trees.harness import compile_node, errors
+    from tests.trees.harness import run as run_tree
+    from tether.blackboard import grasp_stalls
+
+    robot = _jammed_cheese(1)
+    root = compile_node(tmp_path, "subtree: grasp\nwith: {object: cream_cheese_1}", robot)
+    result, frames = run_tree(root, robot, budget=1500)
+
+    assert result.tree_status == "SUCCESS" and robot.is_grasped("cream_cheese_1")
+    assert [e["code"] for e in errors()] == ["STUCK"]
+    assert len(grasp_stalls.of("cream_cheese_1")) == 1
+    closed = next(f for f in frames if f.status.get("set_gripper close") is not None
+                  and f.commander == "set_gripper close")
+    assert np.linalg.norm(closed.eef[:2] - robot.jams[0][:2]) >= 0.01
+
+
+def test_a_grasp_whose_every_descent_stalls_fails_once_no_new_candidate_is_left(tmp_path):
+    """Every turned grasp jammed: each attempt tries a new one, and once none is left the next
+    attempt fails with UNREACHABLE saying so (`grasp_left`), on its first tick, without moving."""
+    from tests.trees.harness import compile_node, errors
+    from tests.trees.harness import run as run_tree
+    from tether.blackboard import grasp_stalls
+
+    robot = _jammed_cheese(None)
+    n = len(robot.jams)
+    root = compile_node(tmp_path, "subtree: grasp\nwith: {object: cream_cheese_1, attempts: "
+                        f"{n + 1}}}", robot)
+    result, frames = run_tree(root, robot, budget=5000)
+
+    assert result.tree_status == "FAILURE"
+    history = errors()
+    assert [e["code"] for e in history] == ["STUCK"] * n + ["UNREACHABLE"]
+    assert "every grasp of 'cream_cheese_1' tried stalled" in history[-1]["message"]
+    assert history[-1]["node"] == "grasp of cream_cheese_1 left"
+    assert len(grasp_stalls.of("cream_cheese_1")) == n
+    assert np.array_equal(frames[-1].eef, frames[-2].eef)  # the last attempt did not move

@@ -1,4 +1,5 @@
-"""`plan_grasp` takes a mug by its handle (a LIBERO scene with mugs; slow)."""
+"""Handles in LIBERO scenes (slow): `plan_grasp` takes a mug by its handle, the library `grasp` a
+frying pan."""
 
 from __future__ import annotations
 
@@ -49,3 +50,32 @@ def _in_mug_frame(scene, mug: str, points: np.ndarray) -> np.ndarray:
 
     pose = scene.pose_of(mug)
     return (points - pose.pos) @ Rotation.from_quat(pose.quat).as_matrix()
+
+
+PAN_TASK = "libero_10_task/2"  # LIBERO-PRO: a frying pan, its handle's end beside a moka pot
+
+
+@pytest.mark.slow
+def test_the_grasp_tree_takes_a_frying_pan_by_its_handle_and_lifts_it(tmp_path):
+    """The pan is open-topped and its handle rises to its top: the library `grasp` takes it by
+    the handle, slid in from the end to where the hand clears the moka pot, and lifts it (its
+    rim grasps, straight and turned, came up empty: EMPTY_GRASP every time)."""
+    from tests.trees.harness import errors
+    from tether.scenes.grasps import by_handle
+    from tether.scenes.libero_scene import LiberoScene
+
+    pan = "chefmate_8_frypan_1"
+    scene = LiberoScene(PAN_TASK, init_state=0, seed=0)
+    try:
+        handle = by_handle(scene, pan)
+        assert handle is not None
+        bottom = scene.extent_of(pan)[0][2]
+        root = compile_node(tmp_path, f"subtree: grasp\nwith: {{object: {pan}}}", scene)
+        result, _ = run(root, scene, budget=600)
+
+        assert result.tree_status == "SUCCESS" and errors() == []
+        assert scene.extent_of(pan)[0][2] > bottom + 0.1  # lifted with the grasp's 15 cm lift
+        fingers = _in_mug_frame(scene, pan, scene.eef_pose().pos[None])[0]
+        assert fingers[0] > 0.1  # on the handle, along the pan's own +x, beyond its body
+    finally:
+        scene.close()
