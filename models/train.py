@@ -9,6 +9,11 @@ stored in float16 (the ResNet-18 alone is 45 MB in float32); lerobot loads them 
 model. A model card (README.md) records the data, the command, the steps, the loss curve and the
 training time; `benchmarks/vla_grasp.py` adds the measured success.
 
+Batches come from a `tether.models.frame_cache.FrameCache`: the dataset's frames decoded once
+into memory, then indexed (the same samples `LeRobotDataset.__getitem__` gives, without its
+per-frame Arrow queries and PNG decoding); a dataset with videos is read through lerobot's
+DataLoader instead.
+
 Training resumes (the loop is `tether.models.training_loop.TrainingLoop`). Every `save_every` steps
 (and when it ends or is interrupted) the checkpoint, its card and `training_state.pt` are written
 (atomically: a kill never leaves half a file): the float32 weights, the optimiser's state, the
