@@ -9,6 +9,11 @@ stored in float16 (the ResNet-18 alone is 45 MB in float32); lerobot loads them 
 model. A model card (README.md) records the data, the command, the steps, the loss curve and the
 training time; `benchmarks/vla_grasp.py` adds the measured success.
 
+Batches come from a `tether.models.frame_cache.FrameCache`: the dataset's frames decoded once
+into memory, then indexed (the same samples `LeRobotDataset.__getitem__` gives, without its
+per-frame Arrow queries and PNG decoding); a dataset with videos is read through lerobot's
+DataLoader instead.
+
 Training resumes (the loop is `tether.models.training_loop.TrainingLoop`). Every `save_every` steps
 (and when it ends or is interrupted) the checkpoint, its card and `training_state.pt` are written
 (atomically: a kill never leaves half a file): the float32 weights, the optimiser's state, the
@@ -34,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tether.errors import TetherError
+from tether.models.frame_cache import FrameCache
 from tether.models.training_loop import LossCurve, TrainingLoop, atomic_save
 
 CARD = "README.md"
@@ -133,7 +139,7 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
     """Train (or, with `config.resume`, continue) and save the checkpoint, its model card and
     the training state in `config.out`; `progress(step, loss)` is called after every
     optimisation step."""
-    check_dataset(config.dataset)
+    fps = check_dataset(config.dataset)["fps"]
     state_path = config.out / STATE
     if config.resume and not state_path.is_file():
         raise TetherError(f"{config.out} has no {STATE} to resume from; train without --resume")
@@ -141,7 +147,7 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
         raise TetherError(f"{config.out} holds a training run; give --resume to continue it or "
                           "another --out")
     import torch
-    from lerobot.datasets.lerobot_dataset import LeRobotDataset, LeRobotDatasetMetadata
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
     from lerobot.policies.act.modeling_act import ACTPolicy
     from lerobot.policies.factory import make_pre_post_processors
     from lerobot.utils.feature_utils import dataset_to_policy_features
@@ -151,15 +157,15 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    meta = LeRobotDatasetMetadata(f"tether/{config.dataset.name}", root=config.dataset)
+    dataset = LeRobotDataset(f"tether/{config.dataset.name}", root=config.dataset,
+                             delta_timestamps={"action": [i / fps
+                                                          for i in range(config.chunk_size)]})
+    meta = dataset.meta
     language = Language.load(config.dataset / "meta")
     if (LANGUAGE_FEATURE in meta.features) != (language is not None):
         raise TetherError(f"{config.dataset}: {LANGUAGE_FEATURE} and meta/language.json go "
                           "together (the file names the embedder that made the feature)")
     cfg = act_config(config, dataset_to_policy_features(meta.features))
-    dataset = LeRobotDataset(f"tether/{config.dataset.name}", root=config.dataset,
-                             delta_timestamps={"action": [i / meta.fps
-                                                          for i in range(config.chunk_size)]})
     if len(dataset) < config.batch_size:  # full batches only: the loop would never step
         raise TetherError(f"{config.dataset} has {len(dataset)} frames, fewer than one batch "
                           f"({config.batch_size}); lower --batch-size or collect more episodes")
@@ -182,11 +188,13 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
                               "another --out")
         loop.restore(state)
         loop.curve.restore(state["loss"])
-    batches = iter(torch.utils.data.DataLoader(
-        dataset, batch_sampler=BatchOrder(len(dataset), config.batch_size, config.seed,
-                                          loop.step),
-        num_workers=0))  # creating the iterator draws from torch's RNG: restore it after
-    if config.resume:
+    order = BatchOrder(len(dataset), config.batch_size, config.seed, loop.step)
+    if meta.video_keys:  # lerobot decodes video frames per sample
+        batches = iter(torch.utils.data.DataLoader(dataset, batch_sampler=order, num_workers=0))
+    else:  # decoded once, then batches by indexing: the same samples, a fifth of a step less
+        cache = FrameCache(dataset)
+        batches = (cache.batch(indices) for indices in order)
+    if config.resume:  # after the DataLoader's iterator, which draws from torch's RNG
         torch.set_rng_state(state["rng"])
     config.out.mkdir(parents=True, exist_ok=True)
     report: TrainReport | None = None
@@ -222,19 +230,21 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
     return report
 
 
-def check_dataset(root: Path) -> None:
-    """A clear error unless `root` is a local LeRobotDataset with at least one episode (lerobot
-    itself would try to download anything missing from the hub)."""
-    info = root / "meta" / "info.json"
-    if not info.is_file():
+def check_dataset(root: Path) -> dict:
+    """`root`'s meta/info.json, or a clear error unless `root` is a local LeRobotDataset with at
+    least one episode (lerobot itself would try to download anything missing from the hub)."""
+    path = root / "meta" / "info.json"
+    if not path.is_file():
         raise TetherError(f"{root} is not a LeRobotDataset (no meta/info.json); "
                           "record one with `tether collect`")
     try:
-        episodes = json.loads(info.read_text(encoding="utf-8"))["total_episodes"]
+        info = json.loads(path.read_text(encoding="utf-8"))
+        episodes, _ = info["total_episodes"], info["fps"]
     except (ValueError, KeyError) as exc:
-        raise TetherError(f"{info} is not LeRobotDataset metadata ({exc})") from None
+        raise TetherError(f"{path} is not LeRobotDataset metadata ({exc})") from None
     if not episodes:
         raise TetherError(f"{root} has no episodes; record some with `tether collect`")
+    return info
 
 
 def dataset_summary(root: Path) -> dict:

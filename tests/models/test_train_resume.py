@@ -145,3 +145,12 @@ def test_the_language_conditioned_checkpoint_runs_as_the_bare_arm_of_a_task(stra
         "--no-record", "--memory", "none", "--runs", str(tmp_path), "--lines"])
     assert ("error BUDGET_EXHAUSTED at step 4 in 'act end to end': task_success() not reached "
             "after 4 steps (2 chunks)") in result.output, result.output
+
+
+def test_dataset_metadata_without_its_frame_rate_is_a_located_error(tmp_path):
+    (tmp_path / "data" / "meta").mkdir(parents=True)
+    info = tmp_path / "data" / "meta" / "info.json"
+    info.write_text('{"total_episodes": 3}', encoding="utf-8")
+    with pytest.raises(TetherError) as caught:
+        train(config(tmp_path / "data", tmp_path / "ck", 1))
+    assert str(caught.value) == f"{info} is not LeRobotDataset metadata ('fps')"
