@@ -264,16 +264,12 @@ class Rotate(RobotLeaf):
     is when the node starts: the hand's orientation is taken relative to the frame (a mirrored
     frame, `closing` on a hinge, turns as the frame it mirrors). With `either_way` (for a closed
     parallel gripper, which looks the same turned half round its fingers), an absolute turn goes to
-    the angle or the angle + pi: the nearer, unless it leaves the wrist's last joint less than
-    `WRIST_ROOM` from a limit and the other leaves more (`Robot.wrist_room`: a wrist turned near
-    its limit by one close_drawer left the arm a posture whose forearm met the cabinet's front
-    while the leaning hand pushed). Tick contract: commands a servo step holding
+    the angle or the angle + pi, whichever is nearer. Tick contract: commands a servo step holding
     the start position each tick; SUCCESS within `tolerance` rad; FAILURE with UNREACHABLE after
     `max_steps` ticks.
     """
 
     AXES = "xyz"
-    WRIST_ROOM = 1.0  # rad: a turn either way keeps the wrist's last joint this far from a limit
 
     def __init__(self, name: str, yaw: float, *, relative: bool, tolerance: float, max_steps: int,
                  axis: str = "z", along: str | Ref | None = None, closing: bool = False,
@@ -291,8 +287,7 @@ class Rotate(RobotLeaf):
         self.pos = here.pos.copy()
         frame = Rotation.identity() if self.along is None else turning(self.robot.joint_of(
             deref(self.along)).frame(self.closing))
-        hand = Rotation.from_quat(here.quat)
-        start = frame.inv() * hand  # the hand's orientation in the frame
+        start = frame.inv() * Rotation.from_quat(here.quat)  # the hand's orientation in the frame
         if self.relative:
             goal = Rotation.from_euler(self.axis, self.yaw) * start
         else:
@@ -302,9 +297,7 @@ class Rotate(RobotLeaf):
             for angle in turns:
                 angles[self.AXES.index(self.axis)] = angle
                 goals.append(Rotation.from_euler("xyz", angles))
-            goal = min(goals, key=lambda g: (
-                -min(self.robot.wrist_room((frame * g * hand.inv()).as_rotvec()),
-                     self.WRIST_ROOM), (g * start.inv()).magnitude()))
+            goal = min(goals, key=lambda g: (g * start.inv()).magnitude())
         self.goal = frame * goal
         self.ticks = 0
 

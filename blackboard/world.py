@@ -300,9 +300,6 @@ class Perceived(Robot):
     def gripper_width(self) -> float:
         return self.scene.gripper_width()
 
-    def wrist_room(self, turn: np.ndarray) -> float:
-        return self.scene.wrist_room(turn)
-
     def entities(self) -> list[str]:
         return self.scene.entities()
 

@@ -207,15 +207,6 @@ class LiberoScene(Robot):
         q = self._data.qpos[self._finger_qpos]
         return float(q[0] - q[1])
 
-    def wrist_room(self, turn: np.ndarray) -> float:
-        """The last arm joint's angle after the turn (its change: the turn's component along
-        the joint's axis), from the nearer end of its range."""
-        model, data = self._env.env.sim.model._model, self._data
-        j = self._robot._ref_joint_indexes[-1]
-        low, high = model.jnt_range[j]
-        q = data.qpos[model.jnt_qposadr[j]] + float(np.dot(turn, data.xaxis[j]))
-        return float(min(q - low, high - q))
-
     def entities(self) -> list[str]:
         return list(self._entities)
 

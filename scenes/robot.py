@@ -113,12 +113,6 @@ class Robot(abc.ABC):
     def gripper_width(self) -> float:
         """Distance between the fingers (m)."""
 
-    def wrist_room(self, turn: np.ndarray) -> float:
-        """How far (rad) the arm's last joint, the one that turns the hand, stays from its
-        limits once the hand has turned by `turn` (a world rotation vector: axis times angle);
-        inf when the robot does not say. Proprioception: the joint's angle, axis and range."""
-        return float("inf")
-
     @abc.abstractmethod
     def entities(self) -> list[str]:
         """Every name a target or predicate may use: objects, fixtures and regions."""

@@ -210,10 +210,8 @@ register(NodeType(
             "along": Spec(ENTITY, None, "turn about the axes of this entity's joint frame "
                           "(+y the way its part opens) instead of the world's"),
             "closing": Spec(BOOL, False, "with `along`: +y the way its part closes"),
-            "either_way": Spec(BOOL, False, "with `relative: false`: to `yaw` or `yaw` + pi "
-                               "(a closed gripper looks the same): the nearer, unless it "
-                               "leaves the wrist's last joint less than 1 rad from a limit "
-                               "and the other more (`Robot.wrist_room`)")},
+            "either_way": Spec(BOOL, False, "with `relative: false`: to `yaw` or `yaw` + pi, "
+                               "whichever is nearer (a closed gripper looks the same)")},
     primary="yaw", label=lambda p: f"rotate {p['yaw']:+.2f} rad"
     + ("" if p["axis"] == "z" else f" about {p['axis']}")))
 register(NodeType(

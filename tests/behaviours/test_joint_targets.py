@@ -84,30 +84,3 @@ def test_rotate_along_a_joint_turns_about_its_frame_and_either_way_takes_the_nea
     node = compile_node(tmp_path, "rotate: {yaw: 0.3, along: drawer}", robot)
     assert run(node, robot)[0].tree_status == "SUCCESS"
     assert robot.eef_pose().yaw == pytest.approx(start + 0.3, abs=0.03)
-
-
-
-class _WristScene(_JointScene):
-    """The hand's last joint turns it about world -z (a Panda's: its axis points down the
-    fingers), at `q` rad now, range +-2.9 rad."""
-
-    q = 0.0
-
-    def wrist_room(self, turn: np.ndarray) -> float:
-        q = self.q + float(np.dot(turn, [0.0, 0.0, -1.0]))
-        return min(q + 2.9, 2.9 - q)
-
-
-@pytest.mark.parametrize("q, turn", [(0.0, 1.3), (-1.5, 1.3 - np.pi)])
-def test_either_way_takes_the_farther_half_when_the_nearer_turns_the_wrist_near_its_limit(
-        tmp_path, q, turn):
-    # to start + 1.3 or start + 1.3 - pi: the nearer turns the joint to q - 1.3, which from
-    # -1.5 is 0.1 rad from its limit; the farther (-1.84 rad) leaves it at 0.34
-    robot = _WristScene({**BOXES, "drawer": ([0.1, 0.3, 0.2], [0.05, 0.05, 0.02]),
-                         "knob": ([0.0, 0.0, 0.0], [0.02, 0.02, 0.02])})
-    robot.q = q
-    start = robot.eef_pose().yaw
-    node = compile_node(tmp_path, f"rotate: {{yaw: {start + 1.3}, relative: false, "
-                        "either_way: true, max_steps: 200}", robot)
-    assert run(node, robot)[0].tree_status == "SUCCESS"
-    assert np.cos(robot.eef_pose().yaw - (start + turn)) == pytest.approx(1.0, abs=1e-3)

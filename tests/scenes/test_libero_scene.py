@@ -145,17 +145,6 @@ def test_the_surface_of_a_region_is_what_bears_it_and_of_an_object_its_top(scene
     assert scene.surface(PLATE) == scene.extent_of(PLATE)[1][2]
 
 
-def test_wrist_room_is_the_last_joints_distance_from_its_limits_after_a_turn(scene):
-    # the Panda's last joint starts near pi/4 of +-2.8973 rad; its axis points down the fingers,
-    # so turning the hand +0.5 rad about world z turns the joint -0.5
-    q, limit = scene.observe()["joint_pos"][-1], 2.8973
-    assert q == pytest.approx(np.pi / 4, abs=0.02)
-    assert scene.wrist_room(np.zeros(3)) == pytest.approx(limit - q, abs=1e-3)
-    assert scene.wrist_room(np.array([0.0, 0.0, 0.5])) == pytest.approx(limit - q + 0.5, abs=5e-3)
-    assert scene.wrist_room(np.array([0.0, 0.0, -2.5])) == pytest.approx(limit - q - 2.5,
-                                                                         abs=5e-3)
-
-
 def test_observe_gives_robot_state_and_no_images_without_cameras(scene):
     obs = scene.observe()
     assert obs["eef_pos"].shape == (3,) and obs["eef_quat"].shape == (4,)
