@@ -379,6 +379,12 @@ class Perceived(Robot):
         with self._layout("collision geometry"):
             return self.scene.headroom(name)
 
+    def surface(self, name: str) -> float:
+        if self._movable(name) is not None:
+            return super().surface(name)  # the top of the box the cameras saw
+        with self._layout("collision geometry"):
+            return self.scene.surface(name)
+
     def motion_space(self, allow: Sequence[str], carrying: str | None = None
                      ) -> ConfigurationSpace:
         with self._layout("collision geometry"):

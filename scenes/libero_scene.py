@@ -55,6 +55,7 @@ from tether.scenes.placing import set_down
 from tether.scenes.robot import OPEN, Hinge, Pose, Robot
 
 NOOP = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
+SURFACE_REACH = 0.05  # m above a region's box where the ray finding what bears it starts
 # LIBERO spells these without the underscore; tether's predicate registry with it.
 _LIBERO_PREDICATE = {"turn_on": "turnon", "turn_off": "turnoff"}
 _TETHER_PREDICATE = {v: k for k, v in _LIBERO_PREDICATE.items()}
@@ -356,18 +357,34 @@ class LiberoScene(Robot):
         skipping the robot's geoms, every movable object's (one standing in a region is no roof
         over it: it can be taken out) and, for a body, its own: the distance to the first hit."""
         name = self._canonical(name)
+        return self._ray(self.pose_of(name).pos, 1.0, set(self._extents.geoms.get(name, ())))
+
+    @privileged
+    def surface(self, name: str) -> float:
+        """A movable object's top; for a region or fixture, where a ray cast down at its middle
+        from `SURFACE_REACH` above its box meets collision geometry (skipping the robot and the
+        movable objects, as `headroom` does): a stove's burner over its cook region's box."""
+        name = self._canonical(name)
+        if name in self.objects():
+            return super().surface(name)
+        low, high = self.extent_of(name)
+        start = np.array([*(low[:2] + high[:2]) / 2, high[2] + SURFACE_REACH])
+        return float(start[2] - self._ray(start, -1.0, set()))
+
+    def _ray(self, start: np.ndarray, up: float, skip: set[int]) -> float:
+        """The distance from `start` straight up (`up` 1) or down (-1) to the first collision
+        geom (group 0) that is not in `skip`, the robot's or a movable object's; inf if none."""
         model, hit = self._env.env.sim.model._model, np.zeros(1, dtype=np.int32)
-        skip = set(self._extents.geoms.get(name, ())) | self._robot_geoms
+        skip = skip | self._robot_geoms
         for movable in self.objects():
             skip.update(self._extents.geoms.get(movable, ()))
-        start, gone = self.pose_of(name).pos.astype(float), 0.0
-        groups = np.array([1, 0, 0, 0, 0, 0], dtype=np.uint8)
-        while (dist := mujoco.mj_ray(model, self._data, start, np.array([0.0, 0.0, 1.0]), groups,
-                                     1, -1, hit)) >= 0:
+        start, gone = np.asarray(start, dtype=float), 0.0
+        way, groups = np.array([0.0, 0.0, up]), np.array([1, 0, 0, 0, 0, 0], dtype=np.uint8)
+        while (dist := mujoco.mj_ray(model, self._data, start, way, groups, 1, -1, hit)) >= 0:
             gone += dist
             if int(hit[0]) not in skip:
                 return gone
-            start, gone = start + [0.0, 0.0, dist + 1e-4], gone + 1e-4
+            start, gone = start + way * (dist + 1e-4), gone + 1e-4
         return float("inf")
 
     @privileged

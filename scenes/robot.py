@@ -185,6 +185,12 @@ class Robot(abc.ABC):
         has no geometry."""
         return float("inf")
 
+    def surface(self, name: str) -> float:
+        """The height (m, world z) at which something set on entity `name` comes to rest: the
+        top of its box, unless a scene knows better (a region's box can lie below what bears it:
+        a stove's cook region under its burner)."""
+        return float(self.extent_of(name)[1][2])
+
     def joint_of(self, name: str) -> Joint:
         """The joint that moves entity `name`: a region's (a drawer's) or a fixture's first
         (a stove's knob); `TetherError` when the scene knows of none."""

@@ -12,7 +12,7 @@ import pytest
 
 from tests.benchmark_scripts import load_benchmark
 from tether.errors import TetherError
-from tether.planning.skills import FLAT, GRIP, HAND, Goal, Part, skill_for, steps_for
+from tether.planning.skills import FLAT, GRIP, HAND, STEP, Goal, Part, skill_for, steps_for
 from tether.scenes.joints import HINGE, SLIDE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +24,18 @@ BIN = Part((0.20, 0.20, 0.10))  # a region wider than it, open above
     (("on", "a", "b"), {"a": BOX, "b": BIN}, "pick_place"),
     # too flat to pinch and wider than the open fingers every way: slid along the table
     (("on", "a", "b"), {"a": Part((GRIP + 0.01, GRIP + 0.01, FLAT - 0.005)), "b": BIN}, "push"),
+    # ... but not onto a raised target (a plate onto a stove's burner, 2.5 cm above the table)
+    (("on", "a", "b"), {"a": Part((GRIP + 0.06, GRIP + 0.06, FLAT - 0.01), bottom=0.900),
+                        "b": Part((0.15, 0.15, 0.005), bottom=0.903, surface=0.925)},
+     "pick_place"),
+    # ... nor down onto a lower one
+    (("on", "a", "b"), {"a": Part((GRIP + 0.06, GRIP + 0.06, FLAT - 0.01), bottom=0.900),
+                        "b": Part((0.15, 0.15, 0.005), surface=0.900 - STEP - 0.005)},
+     "pick_place"),
+    # a target level with the table within STEP (a table region's surface): still pushed
+    (("on", "a", "b"), {"a": Part((GRIP + 0.06, GRIP + 0.06, FLAT - 0.01), bottom=0.900),
+                        "b": Part((0.08, 0.08, 0.014), bottom=0.888, surface=0.900 + STEP - 0.002)},
+     "push"),
     # flat but narrow (a cream cheese box): grasped
     (("on", "a", "b"), {"a": Part((GRIP + 0.01, GRIP - 0.01, FLAT - 0.005)), "b": BIN},
      "pick_place"),

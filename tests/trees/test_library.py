@@ -242,3 +242,32 @@ def test_a_grasp_whose_every_descent_stalls_fails_once_no_new_candidate_is_left(
     assert history[-1]["node"] == "grasp of cream_cheese_1 left"
     assert len(grasp_stalls.of("cream_cheese_1")) == n
     assert np.array_equal(frames[-1].eef, frames[-2].eef)  # the last attempt did not move
+
+@pytest.mark.slow
+def test_a_drawer_shuts_with_a_bowl_just_put_in_it(tmp_path: Path):
+    """libero_10_swap/3: after a pick and place the wrist stands where turning the closed hand
+    either way round took the half whose lean put the forearm against the cabinet's front;
+    close_drawer turns to the half its lean is written for, and the drawer shuts over the bowl."""
+    from tests.trees.harness import compile_path, tree_file
+    from tests.trees.harness import run as run_tree
+    from tether.scenes.libero_scene import LiberoScene
+
+    bowl, drawer = "akita_black_bowl_1", "white_cabinet_1_bottom_region"
+    robot = LiberoScene("libero_10_swap/3", init_state=0)
+    try:
+        path = tree_file(tmp_path, f"""
+            root:
+              sequence:
+                - subtree: grasp
+                  with: {{object: {bowl}}}
+                - subtree: place
+                  with: {{object: {bowl}, target: {drawer}}}
+                - subtree: close_drawer
+                  with: {{drawer: {drawer}}}
+            """)
+        result, _ = run_tree(compile_path(path, robot).root, robot, budget=1200)
+        assert result.tree_status == "SUCCESS", result.errors
+        assert robot.goal_predicate("close", [drawer])
+        assert robot.goal_predicate("in", [bowl, drawer])
+    finally:
+        robot.close()

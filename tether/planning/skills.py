@@ -9,8 +9,10 @@ tree, and the safety rules (`tether.planning.safety`) wrap them like any planner
 `skill_for` chooses by what the scene says of the goal's entities (`Part`: bounding box,
 the joint that moves it, headroom above it; privileged, `parts_of`), never by a name:
 
-    on        pick_place (grasp + place), or push when the object is too flat to grasp: lower
-              than FLAT and wider than the open fingers (GRIP) every way
+    on        pick_place (grasp + place), or push when the object is too flat to grasp (lower
+              than FLAT and wider than the open fingers, GRIP, every way) and the target's
+              surface is level with what the object rests on (within STEP of its bottom): a push
+              drags along the table, it lifts nothing onto a raised target (a stove's burner)
     in        pick_place into a region a slide moves (a drawer, opened first), slide_in when the
               region lies under a roof lower than the object plus the hand (HAND), insert when
               the region is narrower than the object is long, else pick_place
@@ -35,6 +37,7 @@ from tether.scenes.robot import Robot
 FLAT = 0.03  # an object lower than this (m) ...
 GRIP = 0.08  # ... and wider than the open fingers every way (m) is pushed, not grasped
 HAND = 0.10  # how far the hand reaches above its fingertips (m): headroom a grasp needs
+STEP = 0.01  # a target's surface this close to a flat object's bottom is level with it (m)
 
 
 @dataclass(frozen=True)
@@ -56,12 +59,16 @@ class Goal:
 class Part:
     """What skill selection knows of an entity: its bounding box's size (m, x y z), the kind of
     joint that moves it (`slide`, `hinge` or None), the world direction it moves to open (for a
-    joint), and the free height above its middle (m; inf when open above)."""
+    joint), the free height above its middle (m; inf when open above), the world height of its
+    bottom and the height at which something set on it rests (`Robot.surface`; both default to
+    0: standing on one floor)."""
 
     size: tuple[float, float, float]
     joint: str | None = None
     opening: tuple[float, float, float] | None = None
     headroom: float = math.inf
+    bottom: float = 0.0
+    surface: float = 0.0
 
 
 Parts = Mapping[str, Part]
@@ -81,12 +88,17 @@ def parts_of(robot: Robot, names: list[str] | None = None) -> dict[str, Part]:
         except TetherError:
             kind, opening = None, None
         parts[name] = Part(tuple(float(v) for v in high - low), kind, opening,
-                           robot.headroom(name))
+                           robot.headroom(name), float(low[2]), robot.surface(name))
     return parts
 
 
 def _flat(part: Part) -> bool:
     return part.size[2] < FLAT and min(part.size[:2]) > GRIP
+
+
+def _on(goal: Goal, parts: Parts) -> str:
+    obj, target = parts[goal.args[0]], parts[goal.args[1]]
+    return "push" if _flat(obj) and abs(target.surface - obj.bottom) <= STEP else "pick_place"
 
 
 def _in(goal: Goal, parts: Parts) -> str:
@@ -105,7 +117,7 @@ def _joint(goal: Goal, parts: Parts, trees: dict[str, str]) -> str | None:
 
 
 RULES: dict[str, Callable[[Goal, Parts], str | None]] = {
-    "on": lambda goal, parts: "push" if _flat(parts[goal.args[0]]) else "pick_place",
+    "on": _on,
     "in": _in,
     "open": lambda goal, parts: _joint(goal, parts, {SLIDE: "open_drawer"}),
     "close": lambda goal, parts: _joint(goal, parts, {SLIDE: "close_drawer",
