@@ -239,12 +239,14 @@ class MoveTo(RobotLeaf):
     world; in the target's joint frame for `at: joint` or `along`) if given, else, for a target
     offset from an entity that asks for a yaw (`Target.yaw`:
     an approach to a turned grasp), to that yaw; turning toward a grasp point (`grasp_clear`,
-    `grasp_turned`) it also rights the hand to point straight down (a tilt left by an earlier
-    contact would bring one fingertip down first); a move onto the point itself (the descent
-    after the approach) keeps the orientation it starts with.
+    `grasp_turned`) it also rights a hand tilted more than TILT_TOLERANCE to point straight down
+    (a tilt left by an earlier contact would bring one fingertip down first; the start pose's
+    few degrees are kept, as the reach to a raised object may need them); a move onto the point
+    itself (the descent after the approach) keeps the orientation it starts with.
     """
 
     YAW_TOLERANCE = 0.05  # rad
+    TILT_TOLERANCE = np.radians(10)  # a hand tilted more than this is righted toward a grasp
     METRES_PER_RADIAN = 0.05
 
     def __init__(self, name: str, target: Target, *, tolerance: float, max_steps: int,
@@ -266,7 +268,9 @@ class MoveTo(RobotLeaf):
         self.turning = yaw is not None
         if self.turning:
             roll, pitch, _ = Rotation.from_quat(here.quat).as_euler("xyz")
-            if self.target.object is not None and self.target.at in GRASP_ANCHORS:
+            pointing = Rotation.from_quat(here.quat).apply([0.0, 0.0, 1.0])
+            tilted = np.arccos(np.clip(-pointing[2], -1.0, 1.0)) > self.TILT_TOLERANCE
+            if tilted and self.target.object is not None and self.target.at in GRASP_ANCHORS:
                 roll, pitch = np.pi, 0.0  # a grasp from above: the hand straight down
             self.quat = Rotation.from_euler("xyz", [roll, pitch, yaw]).as_quat()
         self.ticks, self.progress = 0, Progress(0.002, self.stuck_steps)

@@ -203,6 +203,21 @@ def test_an_approach_to_a_grasp_rights_a_tilted_hand_to_point_straight_down(tmp_
     assert _yaw(robot) == pytest.approx(0.3, abs=0.05)
 
 
+def test_an_approach_to_a_grasp_keeps_a_hand_tilted_a_few_degrees(tmp_path):
+    """A tilt within TILT_TOLERANCE (the start pose's few degrees, which a reach to a raised
+    object may need) is kept: only a hand tilted further, by an earlier contact, is righted."""
+    robot = scene()
+    root = compile_node(tmp_path, f"""
+        sequence:
+          - rotate: {{yaw: -0.08, axis: y}}
+          - move_to: {{object: {CHEESE}, at: grasp_clear, offset: [0, 0, 0.1], yaw: 0.3}}
+        """, robot)
+    result, _ = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    assert 3.0 < np.degrees(np.arccos(-_pointing(robot)[2])) < 10.0  # kept, not righted to 0
+    assert _yaw(robot) == pytest.approx(0.3, abs=0.05)
+
+
 # --- rotate ------------------------------------------------------------------------------------
 def test_rotate_turns_the_wrist_by_yaw_relative_to_where_it_started_holding_position(tmp_path):
     robot = scene()
