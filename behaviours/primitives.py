@@ -233,8 +233,8 @@ class MoveTo(RobotLeaf):
     FAILURE with UNREACHABLE after `max_steps` ticks, or with STUCK when the remaining distance
     (a radian of turn counting as 5 cm) has not shrunk by 2 mm over `stuck_steps` ticks; a
     descent onto a grasp point that fails so is remembered as a stalled grasp, which the next
-    grasp target of that object passes over; with UNREACHABLE on the first tick when no grasp
-    candidate is left untried (`NoGraspLeft`). The
+    grasp targets of that object pass over once it stalled twice (`STALLS`); with UNREACHABLE on
+    the first tick when no grasp candidate is left (`NoGraspLeft`). The
     orientation is the one the end effector had when the node started, turned to `yaw` (rad,
     world; in the target's joint frame for `at: joint` or `along`) if given, else, for a target
     offset from an entity that asks for a yaw (`Target.yaw`:

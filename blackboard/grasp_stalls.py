@@ -3,8 +3,8 @@ a retry from repeating the same grasp motion.
 
 A leaf descending onto a grasp point that stalls (`move_to` failing with STUCK or UNREACHABLE)
 `record`s a `tether.scenes.grasps.Stall` under `/grasps/stalled/<object>`; whatever picks the
-next grasp of that object reads them (`of`) and passes over the candidates they match
-(`tether.scenes.grasps.clear_grasp`, `turned_grasp`). The episode's fresh blackboard
+next grasp of that object reads them (`of`) and passes over the candidates they match twice
+(`tether.scenes.grasps.clear_grasp`, `turned_grasp`, `STALLS`). The episode's fresh blackboard
 (`tether.blackboard.episode.new_episode`) starts with none.
 """
 

@@ -21,10 +21,11 @@ box's thinner horizontal side (a standing book), and `slot_yaw` the one that lin
 with a region's narrower side, so that what is held that way goes into a narrow slot.
 
 A grasp whose way down stalled is a `Stall` (the episode remembers them:
-`tether.blackboard.grasp_stalls`); `clear_grasp` and `turned_grasp` pass over a candidate a
-stall `matches` (the same yaw, within `SAME_PLACE` of the same point on the object, the object
-not moved `MOVED` since), so a retry takes the next candidate instead of the same motion, and
-`turned_grasp` raises `NoGraspLeft` when every candidate it would take has stalled.
+`tether.blackboard.grasp_stalls`); `clear_grasp` and `turned_grasp` pass over a candidate
+`STALLS` stalls `match` (the same yaw, within `SAME_PLACE` of the same point on the object, the
+object not moved `MOVED` since), so a retry takes the next candidate instead of the same motion
+once more, and `turned_grasp` raises `NoGraspLeft` when every candidate it would take has
+stalled so.
 `handle_grasps` take a handle (`tether.scenes.handles`) from above across it, from its outer
 end inward; `by_handle` says which objects are taken so (a hollow one whose handle rises to its
 top) and `clear_handle_grasp` is the first of them the hand has room for.
@@ -69,6 +70,7 @@ HANDLE_AT_TOP = 0.005  # a handle whose top is this near the object's top is its
 SAME_PLACE = 0.01  # grasp points nearer than this on the object are the same candidate (m)
 SAME_YAW = np.radians(5)  # wrist yaws nearer than this are the same candidate (rad)
 MOVED = 0.02  # an object moved this far since a grasp stalled is a new situation (m)
+STALLS = 2  # a candidate is passed over once it stalled this often: once may be a passing contact
 
 
 class NoGraspLeft(Exception):
@@ -102,7 +104,7 @@ class Stall:
 
 def _stalled(stalls: Sequence[Stall], low: np.ndarray, high: np.ndarray, point: np.ndarray,
              yaw: float) -> bool:
-    return any(s.matches(low, high, point, yaw) for s in stalls)
+    return sum(s.matches(low, high, point, yaw) for s in stalls) >= STALLS
 
 
 def grasp_point(low: np.ndarray, high: np.ndarray, axis: str = "y", *, hollow: bool

@@ -10,6 +10,7 @@ import pytest
 
 from tether.replay.recorder import FrameSettings
 from tether.replay.trace import read_trace
+from tether.scenes.grasps import STALLS
 from tether.session.run import RunConfig, run
 from tether.session.session import SessionConfig
 from tether.trees.compiler import LIBRARY, compile_tree
@@ -203,9 +204,9 @@ def _jammed_cheese(jam_first: int | None):
 
 
 def test_a_grasp_whose_descent_stalls_is_retried_at_the_next_candidate(tmp_path):
-    """The first turned grasp's way down jams (STUCK); the grasp tree's retry takes the next
-    candidate, which is free, instead of repeating the same descent until its attempts run
-    out."""
+    """The first turned grasp's way down jams (STUCK); the grasp tree's retry tries it once more
+    (a stall may be a passing contact), then takes the next candidate, which is free, instead of
+    repeating the same descent until its attempts run out."""
     from tests.trees.harness import compile_node, errors
     from tests.trees.harness import run as run_tree
     from tether.blackboard import grasp_stalls
@@ -215,8 +216,8 @@ def test_a_grasp_whose_descent_stalls_is_retried_at_the_next_candidate(tmp_path)
     result, frames = run_tree(root, robot, budget=1500)
 
     assert result.tree_status == "SUCCESS" and robot.is_grasped("cream_cheese_1")
-    assert [e["code"] for e in errors()] == ["STUCK"]
-    assert len(grasp_stalls.of("cream_cheese_1")) == 1
+    assert [e["code"] for e in errors()] == ["STUCK"] * STALLS
+    assert len(grasp_stalls.of("cream_cheese_1")) == STALLS
     closed = next(f for f in frames if f.status.get("set_gripper close") is not None
                   and f.commander == "set_gripper close")
     assert np.linalg.norm(closed.eef[:2] - robot.jams[0][:2]) >= 0.01
