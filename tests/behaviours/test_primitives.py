@@ -188,16 +188,22 @@ def test_move_to_without_yaw_keeps_the_orientation_it_started_with(tmp_path):
     assert _yaw(robot) == pytest.approx(0.3, abs=0.03)
 
 
-def test_an_approach_to_a_grasp_rights_a_tilted_hand_to_point_straight_down(tmp_path):
-    """A hand tilted 25 degrees by an earlier contact comes down on a grasp point pointing
-    straight down, at the grasp's yaw: tilted, one fingertip reaches the table first."""
+def _approach_a_grasp_tilted(tmp_path, pitch: float):
+    """The hand pitched by `pitch` rad, then turned toward the cheese's grasp at yaw 0.3."""
     robot = scene()
     root = compile_node(tmp_path, f"""
         sequence:
-          - rotate: {{yaw: -0.44, axis: y}}
+          - rotate: {{yaw: {pitch}, axis: y}}
           - move_to: {{object: {CHEESE}, at: grasp_clear, offset: [0, 0, 0.1], yaw: 0.3}}
         """, robot)
     result, _ = run(root, robot)
+    return result, robot
+
+
+def test_an_approach_to_a_grasp_rights_a_tilted_hand_to_point_straight_down(tmp_path):
+    """A hand tilted 25 degrees by an earlier contact comes down on a grasp point pointing
+    straight down, at the grasp's yaw: tilted, one fingertip reaches the table first."""
+    result, robot = _approach_a_grasp_tilted(tmp_path, -0.44)
     assert result.tree_status == "SUCCESS"
     assert np.allclose(_pointing(robot), [0.0, 0.0, -1.0], atol=0.05)
     assert _yaw(robot) == pytest.approx(0.3, abs=0.05)
@@ -206,13 +212,7 @@ def test_an_approach_to_a_grasp_rights_a_tilted_hand_to_point_straight_down(tmp_
 def test_an_approach_to_a_grasp_keeps_a_hand_tilted_a_few_degrees(tmp_path):
     """A tilt within TILT_TOLERANCE (the start pose's few degrees, which a reach to a raised
     object may need) is kept: only a hand tilted further, by an earlier contact, is righted."""
-    robot = scene()
-    root = compile_node(tmp_path, f"""
-        sequence:
-          - rotate: {{yaw: -0.08, axis: y}}
-          - move_to: {{object: {CHEESE}, at: grasp_clear, offset: [0, 0, 0.1], yaw: 0.3}}
-        """, robot)
-    result, _ = run(root, robot)
+    result, robot = _approach_a_grasp_tilted(tmp_path, -0.08)
     assert result.tree_status == "SUCCESS"
     assert 3.0 < np.degrees(np.arccos(-_pointing(robot)[2])) < 10.0  # kept, not righted to 0
     assert _yaw(robot) == pytest.approx(0.3, abs=0.05)
