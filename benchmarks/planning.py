@@ -24,7 +24,7 @@ LIBERO's instructions in the `_lan` set's scenes (LIBERO-PRO's own init states, 
 LIBERO's), so a comparison with the `_lan` instructions differs in the instruction only.
 
 `--grounding` measures the grounding alone (`tether.planning.grounding`): every phrasing of the
-suites' tasks and LIBERO-PRO's `_lan` and `_task` instructions (`pro_sets`: the catalogue's
+suites' tasks and LIBERO-PRO's `_lan`, `_task` and `_swap` instructions (`pro_sets`: the catalogue's
 official sets, or `--pro-root DIR` for another copy's BDDL files), each ranked in its task's
 scene at init state 0.
 Accuracy = the decided goals equal the task file's goal; a confusion table lists the wrong
@@ -167,14 +167,16 @@ def plan_rows(task, init_state: int, planner, then=None,
 
 def pro_sets(root: Path | None = None) -> dict[str, list]:
     """LIBERO-PRO's instruction sets as tasks: `SUITE_lan` (paraphrased instructions, the same
-    goals) and `SUITE_task` (other goals in the same scenes). By default the catalogue's sets
+    goals), `SUITE_task` (other goals in the same scenes) and `SUITE_swap` (the instructions and
+    goals of the suite, objects in swapped places: referring phrases such as "the bowl next to
+    the plate" must be read in the new layout). By default the catalogue's sets
     (`tether.scenes.libero_pro`: the wheel unpacked in `.venv/libero-pro`, with their recorded
     init states); `root`: another copy's `bddl_files` folder (its init states are sampled)."""
     from tether.errors import TetherError
     from tether.scenes.catalogue import suite_tasks, task_from_file
 
     names = [f"{suite}_{kind}" for suite in ("libero_spatial", "libero_object", "libero_goal",
-                                             "libero_10") for kind in ("lan", "task")]
+                                             "libero_10") for kind in ("lan", "task", "swap")]
     if root is None:
         return {name: list(suite_tasks(name)) for name in names}
     sets = {name: [task_from_file(f) for f in sorted((root / name).glob("*.bddl"))]
@@ -364,7 +366,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", type=Path, help="write the markdown tables here")
     ap.add_argument("--grounding", action="store_true",
                     help="grounding accuracy only: every phrasing of the tasks and LIBERO-PRO's "
-                         "_lan/_task sets, with a confusion table")
+                         "_lan/_task/_swap sets, with a confusion table")
     ap.add_argument("--instructions-of", metavar="SUITE",
                     help="plan SUITE's phrasings of each task (the task of the same name) in the "
                          "given tasks' scenes: LIBERO's instructions in a LIBERO-PRO set's scenes")
@@ -421,7 +423,7 @@ def grounding_main(args: argparse.Namespace, argv: list[str]) -> int:
     """Rank every phrasing of the suites' tasks (the calibration part, with the negatives: each
     of libero_spatial's and libero_object's phrasings asked in the other suite's first scene,
     where none of its objects is), choose the threshold and margin on them (`calibrate`), and
-    report them with the held-out part: LIBERO-PRO's `_lan` and `_task` sets."""
+    report them with the held-out part: LIBERO-PRO's `_lan`, `_task` and `_swap` sets."""
     from tether.planning.grounding import GroundingConfig
     from tether.scenes.catalogue import ALL_SUITES, get_task, list_tasks
 

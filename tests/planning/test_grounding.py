@@ -284,3 +284,16 @@ def test_an_in_reading_of_a_target_said_after_on_costs(monkeypatch):
     assert free[0][in_top] - charged[0][in_top] == pytest.approx(PREPOSITION_COST)
     assert free[0][on_side] == pytest.approx(charged[0][on_side])
     assert free[1][in_top] == pytest.approx(charged[1][in_top])
+
+
+SWAPPED = _facts({  # LIBERO-PRO's libero_spatial_swap/0: the plate moved away from the bowls
+    BOWL_1: [-0.05, 0.21, 0.9], BOWL_2: [-0.17, 0.32, 0.9], "cookies_1": [0.07, 0.19, 0.91],
+    "glazed_rim_porcelain_ramekin_1": [-0.21, 0.19, 0.9], PLATE_1: [0.06, 0.04, 0.9]}, set())
+
+
+@pytest.mark.xdist_group("minilm")
+def test_the_look_alike_between_a_pair_far_apart_is_between_them():
+    # the bowl 10 cm from the plate and ramekin's midpoint, 30 cm apart (was: the other bowl,
+    # read as next to the ramekin: "between" asked for 8 cm at most)
+    text = "pick the akita black bowl between the plate and the ramekin and place it on the plate"
+    assert rank(text, SWAPPED).decide() == [Goal("on", (BOWL_1, PLATE_1))]

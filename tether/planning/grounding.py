@@ -102,6 +102,7 @@ DRAWER = "drawer"  # a drawer's name says it; a fixture with drawers is also cal
 PREPOSITIONS = {"in", "on", "to"}
 CLAUSE_KEEP = PRONOUNS | {"of"}  # the words `Clauses` keeps: "right of the plate" is a place
 RENDERINGS = 3  # a goal's best sentences a conjunction may say it by
+NEXT_TO = 0.2  # m: a look-alike is "next to" something nearer than this
 SUPPORT_XY = 0.08  # m: an object stands on the highest thing under it within this distance
 SUPPORT_XY_FIXTURE = 0.15  # m: ... or of a fixture's part (an open drawer is pulled out)
 SUPPORT_Z = 0.01  # m: ... a fixture's surface may sit this much above the object's position
@@ -352,8 +353,11 @@ class _Scene:
         return [o for o in self.objects if category_of(o) == category_of(entity) and o in pos]
 
     def _relations(self, alike: list[str]) -> list[tuple[str, str]]:
-        """(relation phrase, the look-alike it singles out): "next to the ramekin", "between the
-        plate and the ramekin" (both orders), "at the table center"."""
+        """(relation phrase, the look-alike it singles out): "next to the ramekin" (the nearest
+        look-alike, within `NEXT_TO`), "between the plate and the ramekin" (both orders; the
+        look-alike nearest the pair's midpoint, when it sees the pair at a right angle or wider:
+        a pair's objects far apart still have something between them), "at the table
+        center"."""
         pos = self.facts.positions
         others = [o for o in self.solid if category_of(o) != category_of(alike[0])
                   and not is_region(o)]
@@ -364,12 +368,11 @@ class _Scene:
         out = []
         for o in others:
             e = nearest(pos[o])
-            if np.linalg.norm(pos[o][:2] - pos[e][:2]) < 0.2:
+            if np.linalg.norm(pos[o][:2] - pos[e][:2]) < NEXT_TO:
                 out.append((f"next to the {self.names(o)[0]}", e))
         for a, b in itertools.permutations([o for o in others if o in self.objects], 2):
-            mid = (pos[a] + pos[b]) / 2
-            e = nearest(mid)
-            if np.linalg.norm(mid[:2] - pos[e][:2]) < 0.08:
+            e = nearest((pos[a] + pos[b]) / 2)
+            if np.dot(pos[a][:2] - pos[e][:2], pos[b][:2] - pos[e][:2]) <= 0:
                 out.append((f"between the {self.names(a)[0]} and the {self.names(b)[0]}", e))
         centre = np.mean([pos[o] for o in self.objects if o in pos], axis=0)
         out.append(("at the table center", nearest(centre)))
