@@ -10,7 +10,7 @@ where it is. Caps and waits count ticks, and one tick is one control step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import py_trees
@@ -66,7 +66,11 @@ class Target:
     a region's `top`, the point moves aside when something stands there, and may ask for the
     wrist turned a quarter (`Robot.set_down`). With `rise`, the point is raised by up to that
     much, but not above where the end effector started: a carry comes over its target high
-    enough to clear what it crosses, and never climbs to do so.
+    enough to clear what it crosses, and never climbs to do so. `cross` (with `carrying`) is
+    about the height at which the carried object passes over everything between it and the
+    point (`Robot.crossing`, fixed when the node starts): `up` sends the end effector straight
+    up to it instead of to the point, `over` keeps the point no lower than it (never above where
+    the end effector started); `place` rises, then comes over its target so.
     """
 
     world: tuple[float, float, float] | None = None
@@ -78,6 +82,7 @@ class Target:
     rise: float = 0.0
     along: str | Ref | None = None
     closing: bool = False
+    cross: str = ""
 
     def __str__(self) -> str:
         if self.world is not None:
@@ -87,7 +92,8 @@ class Target:
         at = "" if self.at == "center" else f".{self.at}"
         off = f"+{_vec(self.offset)}" if isinstance(self.offset, Ref) or any(self.offset) else ""
         held = f" with {self.carrying}" if self.carrying else ""
-        return f"{self.object}{at}{off}{held}" + (f" rising {self.rise:g}" if self.rise else "")
+        return f"{self.object}{at}{off}{held}" + (f" rising {self.rise:g}" if self.rise else "") \
+            + (f" crossing {self.cross}" if self.cross else "")
 
     def position(self, robot: Robot, start: np.ndarray) -> np.ndarray:
         if self.world is not None:
@@ -149,7 +155,17 @@ class Target:
 
     def in_world(self, robot: Robot) -> Target:
         """This target with a `relative` offset `along` a joint turned into the world frame now
-        (so a push along a knob's arm stays straight while the knob turns)."""
+        (so a push along a knob's arm stays straight while the knob turns); with `cross`, the
+        height at which carrying to this target's point passes over what is on the way
+        (`Robot.crossing`) fixed: `up` the point straight above the end effector there, `over`
+        this point, raised there as `rise` raises it."""
+        if self.cross:
+            here = robot.eef_pose().pos
+            point = replace(self, cross="").position(robot, here)
+            height = robot.crossing(deref(self.carrying), here, point, past=deref(self.object))
+            if self.cross == "up":
+                return Target(world=(float(here[0]), float(here[1]), height))
+            return replace(self, cross="", rise=max(self.rise, height - float(point[2])))
         if self.relative is None or self.along is None:
             return self
         return Target(relative=tuple(self.frame(robot) @ np.asarray(deref(self.relative), float)))

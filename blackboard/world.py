@@ -375,6 +375,11 @@ class Perceived(Robot):
         with self._layout("collision geometry"):
             return self.scene.clear_from_above(points, ignore=ignore)
 
+    def crossing(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str
+                 ) -> float:
+        with self._layout("collision geometry"):
+            return self.scene.crossing(carried, start, goal, past=past)
+
     def headroom(self, name: str) -> float:
         with self._layout("collision geometry"):
             return self.scene.headroom(name)

@@ -45,6 +45,7 @@ from tether.scenes.aliases import resolve as resolve_alias
 from tether.scenes.arm_space import ArmSpace
 from tether.scenes.cameras import Cameras, View
 from tether.scenes.catalogue import Task, get_task
+from tether.scenes.crossing import crossing_height
 from tether.scenes.extents import BodyExtents
 from tether.scenes.grasps import axis_of
 from tether.scenes.handles import Handle, find_handle
@@ -56,6 +57,7 @@ from tether.scenes.robot import OPEN, Hinge, Pose, Robot
 
 NOOP = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
 SURFACE_REACH = 0.05  # m above a region's box where the ray finding what bears it starts
+CEILING = 2.0  # world z (m) above every scene's geometry, where rays looking down start
 # LIBERO spells these without the underscore; tether's predicate registry with it.
 _LIBERO_PREDICATE = {"turn_on": "turnon", "turn_off": "turnoff"}
 _TETHER_PREDICATE = {v: k for k, v in _LIBERO_PREDICATE.items()}
@@ -295,6 +297,40 @@ class LiberoScene(Robot):
         return True
 
     @privileged
+    def crossing(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str
+                 ) -> float:
+        """`crossing_height` over the collision geometry (geom group 0) of everything but the
+        robot, `carried` and `past` (a region's: the body it belongs to), looked under by rays
+        cast down from `CEILING` and over by rays cast up from the carried object's top."""
+        carried, past = self._canonical(carried), self._canonical(past)
+        skip = self._robot_geoms | set(self._extents.geoms.get(carried, ()))
+        for name, geoms in self._extents.geoms.items():
+            if past == name or past.startswith(name + "_"):
+                skip |= set(geoms)
+        low, high = self.extent_of(carried)
+
+        def first(points: np.ndarray, z: float, way: float) -> list[float]:
+            return [z + way * self._cast(np.array([x, y, z]), way, skip) for x, y in points]
+
+        return crossing_height(start, goal, low, high,
+                               lambda points: max(first(points, CEILING, -1.0)),
+                               lambda points: min(first(points, float(high[2]), 1.0)))
+
+    def _cast(self, start: np.ndarray, way: float, skip: set[int]) -> float:
+        """The distance from `start` straight up (`way` 1) or down (-1) to the first collision
+        geom (group 0) not in `skip`; inf if none."""
+        model, hit = self._env.env.sim.model._model, np.zeros(1, dtype=np.int32)
+        direction, groups = np.array([0.0, 0.0, way]), np.array([1, 0, 0, 0, 0, 0], np.uint8)
+        gone = 0.0
+        while (dist := mujoco.mj_ray(model, self._data, start, direction, groups, 1, -1,
+                                     hit)) >= 0:
+            gone += dist
+            if int(hit[0]) not in skip:
+                return gone
+            start, gone = start + direction * (dist + 1e-4), gone + 1e-4
+        return float("inf")
+
+    @privileged
     def handle_of(self, name: str) -> Handle | None:
         """The handle among the boxes of body `name`'s collision geoms in its own frame
         (`find_handle`), turned into the world frame."""
@@ -374,18 +410,10 @@ class LiberoScene(Robot):
     def _ray(self, start: np.ndarray, up: float, skip: set[int]) -> float:
         """The distance from `start` straight up (`up` 1) or down (-1) to the first collision
         geom (group 0) that is not in `skip`, the robot's or a movable object's; inf if none."""
-        model, hit = self._env.env.sim.model._model, np.zeros(1, dtype=np.int32)
         skip = skip | self._robot_geoms
         for movable in self.objects():
             skip.update(self._extents.geoms.get(movable, ()))
-        start, gone = np.asarray(start, dtype=float), 0.0
-        way, groups = np.array([0.0, 0.0, up]), np.array([1, 0, 0, 0, 0, 0], dtype=np.uint8)
-        while (dist := mujoco.mj_ray(model, self._data, start, way, groups, 1, -1, hit)) >= 0:
-            gone += dist
-            if int(hit[0]) not in skip:
-                return gone
-            start, gone = start + way * (dist + 1e-4), gone + 1e-4
-        return float("inf")
+        return self._cast(np.asarray(start, dtype=float), up, skip)
 
     @privileged
     def joint_of(self, name: str) -> Joint:

@@ -216,12 +216,15 @@ AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned", "
             "grasp_square", "slot", "door", "joint")
 
 
+CROSS = Choice("up", "over")
+
+
 class TargetType(Type):
-    """`[x, y, z]`, `{object, offset, at, carrying, rise, closing}` or `{relative: [dx, dy, dz],
-    along, closing}`."""
+    """`[x, y, z]`, `{object, offset, at, carrying, rise, closing, cross}` or `{relative: [dx, dy,
+    dz], along, closing}`."""
 
     name = "target"
-    FIELDS = ("object", "offset", "at", "carrying", "rise", "closing")
+    FIELDS = ("object", "offset", "at", "carrying", "rise", "closing", "cross")
     RELATIVE = ("relative", "along", "closing")
 
     def convert(self, value: Any, ctx: Context) -> Target:
@@ -243,6 +246,8 @@ class TargetType(Type):
                 raise Invalid(f"unknown target key '{key}'" + did_you_mean(key, self.FIELDS))
         if "object" not in value:
             raise Invalid("an object-relative target needs 'object'")
+        if "cross" in value and "carrying" not in value:
+            raise Invalid("'cross' is for a carry: the target needs 'carrying'")
         return Target(
             object=ENTITY.convert(value["object"], ctx),
             offset=VEC3.convert(value.get("offset", [0, 0, 0]), ctx),
@@ -250,6 +255,7 @@ class TargetType(Type):
             carrying=ENTITY.convert(value["carrying"], ctx) if "carrying" in value else None,
             rise=Float(0.0).convert(value.get("rise", 0.0), ctx),
             closing=BOOL.convert(value.get("closing", False), ctx),
+            cross=CROSS.convert(value["cross"], ctx) if "cross" in value else "",
         )
 
 
