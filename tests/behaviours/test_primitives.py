@@ -218,6 +218,49 @@ def test_an_approach_to_a_grasp_keeps_a_hand_tilted_a_few_degrees(tmp_path):
     assert _yaw(robot) == pytest.approx(0.3, abs=0.05)
 
 
+class WalledScene(KinematicScene):
+    """The harness scene with a wall between the bowl and the plate: a carry must start 12 cm
+    higher than it does to pass over it (`Robot.crossing`)."""
+
+    def crossing(self, carried, start, goal, *, past):
+        assert (carried, past) == (BOWL, PLATE)
+        return float(start[2]) + 0.12
+
+
+def test_a_carry_over_a_wall_rises_straight_up_then_comes_over_the_target_that_high(tmp_path):
+    robot = WalledScene(BOXES, goal=[("on", BOWL, PLATE)], eef=(0.10, 0.0, 0.02))
+    target = "{object: plate_1, at: top, offset: [0, 0, 0.05], carrying: akita_black_bowl_1"
+    root = compile_node(tmp_path, f"""
+        sequence:
+          children:
+            - set_gripper: close
+            - name: up
+              move_to: {{target: {target}, cross: up}}}}
+            - name: over
+              move_to: {{target: {target}, cross: over}}}}
+        """, robot)
+    _, frames = run(root, robot)
+    up = [f.eef for f in frames if f.commander == "up"]
+    assert np.allclose([e[:2] for e in up], [0.10, 0.0], atol=0.005)  # straight up
+    assert frames[-1].status["over"] == SUCCESS
+    assert frames[-1].eef == pytest.approx([0.25, 0.0, 0.14], abs=0.01)  # not down to 0.07
+
+
+def test_a_carry_with_nothing_on_its_way_does_not_rise(tmp_path):
+    robot = scene(eef=(0.10, 0.0, 0.02))
+    root = compile_node(tmp_path, """
+        sequence:
+          children:
+            - set_gripper: close
+            - name: up
+              move_to: {target: {object: plate_1, at: top, offset: [0, 0, 0.05],
+                                 carrying: akita_black_bowl_1, cross: up}}
+        """, robot)
+    _, frames = run(root, robot)
+    assert frames[-1].status["up"] == SUCCESS
+    assert not any(f.commander == "up" for f in frames)  # there already: no command
+
+
 # --- rotate ------------------------------------------------------------------------------------
 def test_rotate_turns_the_wrist_by_yaw_relative_to_where_it_started_holding_position(tmp_path):
     robot = scene()
