@@ -10,7 +10,7 @@ where it is. Caps and waits count ticks, and one tick is one control step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import py_trees
@@ -66,11 +66,9 @@ class Target:
     a region's `top`, the point moves aside when something stands there, and may ask for the
     wrist turned a quarter (`Robot.set_down`). With `rise`, the point is raised by up to that
     much, but not above where the end effector started: a carry comes over its target high
-    enough to clear what it crosses, and never climbs to do so. `cross` (with `carrying`) is
-    about the height at which the carried object passes over everything between it and the
-    point (`Robot.crossing`, fixed when the node starts): `up` sends the end effector straight
-    up to it instead of to the point, `over` keeps the point no lower than it (never above where
-    the end effector started); `place` rises, then comes over its target so.
+    enough to clear what it crosses, and never climbs to do so. With `cross` (and `carrying`),
+    the way to the point, fixed when the node starts, goes around what stands between the
+    carried object and the point, or over it (`Robot.carry_way`): `place` carries so.
     """
 
     world: tuple[float, float, float] | None = None
@@ -82,7 +80,7 @@ class Target:
     rise: float = 0.0
     along: str | Ref | None = None
     closing: bool = False
-    cross: str = ""
+    cross: bool = False
 
     def __str__(self) -> str:
         if self.world is not None:
@@ -93,7 +91,7 @@ class Target:
         off = f"+{_vec(self.offset)}" if isinstance(self.offset, Ref) or any(self.offset) else ""
         held = f" with {self.carrying}" if self.carrying else ""
         return f"{self.object}{at}{off}{held}" + (f" rising {self.rise:g}" if self.rise else "") \
-            + (f" crossing {self.cross}" if self.cross else "")
+            + (" around or over what is on the way" if self.cross else "")
 
     def position(self, robot: Robot, start: np.ndarray) -> np.ndarray:
         if self.world is not None:
@@ -155,20 +153,18 @@ class Target:
 
     def in_world(self, robot: Robot) -> Target:
         """This target with a `relative` offset `along` a joint turned into the world frame now
-        (so a push along a knob's arm stays straight while the knob turns); with `cross`, the
-        height at which carrying to this target's point passes over what is on the way
-        (`Robot.crossing`) fixed: `up` the point straight above the end effector there, `over`
-        this point, raised there as `rise` raises it."""
-        if self.cross:
-            here = robot.eef_pose().pos
-            point = replace(self, cross="").position(robot, here)
-            height = robot.crossing(deref(self.carrying), here, point, past=deref(self.object))
-            if self.cross == "up":
-                return Target(world=(float(here[0]), float(here[1]), height))
-            return replace(self, cross="", rise=max(self.rise, height - float(point[2])))
+        (so a push along a knob's arm stays straight while the knob turns)."""
         if self.relative is None or self.along is None:
             return self
         return Target(relative=tuple(self.frame(robot) @ np.asarray(deref(self.relative), float)))
+
+    def way(self, robot: Robot, start: np.ndarray) -> list[np.ndarray]:
+        """The end effector's way points from `start` to this target's point (both excluded):
+        with `cross`, around or over what stands between (`Robot.carry_way`); else none."""
+        if not self.cross:
+            return []
+        return robot.carry_way(deref(self.carrying), start, self.position(robot, start),
+                               past=deref(self.object))
 
     def yaw(self, robot: Robot) -> float | None:
         """The wrist yaw the target asks for: the turned grasp's, or a quarter turn to set a
@@ -244,7 +240,9 @@ class MoveTo(RobotLeaf):
     """Servo the end effector to a target position, keeping its orientation.
 
     Tick contract: each tick re-reads the target (so a moving object is followed) and commands a
-    P-controlled step toward it with the gripper as last commanded. SUCCESS once within
+    P-controlled step toward it with the gripper as last commanded, or toward the next of the
+    way points a `cross` target gives when the node starts (`Target.way`; one within `PASS` is
+    passed; the distance left is along them). SUCCESS once within
     `tolerance` m (and, when turning to a yaw, within YAW_TOLERANCE of it; no command that tick).
     FAILURE with UNREACHABLE after `max_steps` ticks, or with STUCK when the remaining distance
     (a radian of turn counting as 5 cm) has not shrunk by 2 mm over `stuck_steps` ticks; a
@@ -262,6 +260,7 @@ class MoveTo(RobotLeaf):
     """
 
     YAW_TOLERANCE = 0.05  # rad
+    PASS = 0.02  # m: a way point (`Target.way`) this near is passed
     TILT_TOLERANCE = np.radians(10)  # a hand tilted more than this is righted toward a grasp
     METRES_PER_RADIAN = 0.05
 
@@ -290,11 +289,15 @@ class MoveTo(RobotLeaf):
                 roll, pitch = np.pi, 0.0  # a grasp from above: the hand straight down
             self.quat = Rotation.from_euler("xyz", [roll, pitch, yaw]).as_quat()
         self.ticks, self.progress = 0, Progress(0.002, self.stuck_steps)
+        self.way = self.goal.way(self.robot, self.start)
 
     def update(self) -> Status:
         here = self.robot.eef_pose()
         goal = self.goal.position(self.robot, self.start)
-        error = float(np.linalg.norm(goal - here.pos))
+        while self.way and np.linalg.norm(self.way[0] - here.pos) <= self.PASS:
+            self.way.pop(0)
+        points = [here.pos, *self.way, goal]
+        error = float(sum(np.linalg.norm(b - a) for a, b in zip(points, points[1:])))
         turn = 0.0
         if self.turning:
             turn = float((Rotation.from_quat(self.quat)
@@ -312,7 +315,7 @@ class MoveTo(RobotLeaf):
             self._stalled(goal)
             return self.fail(STUCK, f"no progress for {self.stuck_steps} steps, "
                                     f"{error * 100:.1f} cm short")
-        self.command(self.robot.servo(goal, self.quat, self.robot.gripper_command))
+        self.command(self.robot.servo(points[1], self.quat, self.robot.gripper_command))
         return Status.RUNNING
 
     def _stalled(self, goal: np.ndarray) -> None:

@@ -375,10 +375,10 @@ class Perceived(Robot):
         with self._layout("collision geometry"):
             return self.scene.clear_from_above(points, ignore=ignore)
 
-    def crossing(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str
-                 ) -> float:
+    def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str
+                  ) -> list[np.ndarray]:
         with self._layout("collision geometry"):
-            return self.scene.crossing(carried, start, goal, past=past)
+            return self.scene.carry_way(carried, start, goal, past=past)
 
     def headroom(self, name: str) -> float:
         with self._layout("collision geometry"):

@@ -1,49 +1,126 @@
-"""How high a carry must go for the carried object to pass over what lies on its way.
+"""The way a carried object goes to its target: straight, around what stands in its way, or over.
 
 A `place` carries an object in a straight line from where it was lifted to over its target. A
 fixture standing between the two (a cabinet beside the plate) can be taller than that line, and
-the object, held below the hand, knocks into it and is torn from the fingers. `crossing_height`
-is the end-effector height at which the object's bottom passes `MARGIN` above everything under
-its way: the object's footprint (its box's corners and middle, `INFLATE` wider) is looked under
-every `STEP` along the way by `floor_at`, which a scene answers from its geometry
-(`Robot.crossing`). A carry rises straight up to that height, goes across and comes down over
-its target. It cannot rise where something is over the object (a bowl lifted inside a drawer,
-under the cabinet's top: `ceiling_at`); then, and where the way is low enough anyway, the
-height is where the end effector is, and the carry goes as it always did.
+the object, held below the hand, knocks into it and is torn from the fingers. `carry_way` gives
+the end effector's way points (the target's point itself excluded):
+
+- none when the straight line is clear: the object's footprint (its box's corners and middle,
+  `INFLATE` wider), looked under every `STEP` along the way by `floor_at` (which a scene answers
+  from its geometry, `Robot.carry_way`), stays `MARGIN` above everything there;
+- else a way around at the height the object is carried: the shortest path over a `STEP` grid
+  of footprints with room (A*, eight neighbours, cut short where a straight line has room),
+  if it is at most `DETOUR` times the straight line's length;
+- else straight up to the height at which the straight line has room, and across at that
+  height (at most `RISE` up, and only with nothing over the object: `ceiling_at`; a bowl lifted
+  inside a drawer cannot rise through the cabinet's top);
+- else none: the straight line, as before.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 
 import numpy as np
 
 MARGIN = 0.03  # the carried object's bottom above what it passes over (m)
 INFLATE = 0.01  # the footprint looked under, wider than the object's box on every side (m)
-STEP = 0.02  # between the places looked under along the way (m)
+STEP = 0.02  # between the places looked under along a way, and the grid's cell size (m)
 RISE = 0.30  # the highest a carry rises above where the end effector is (m): the arm's reach
+DETOUR = 2.0  # the longest way around, as a multiple of the straight line's length
+REACH = 0.25  # how far outside the straight line's box a way around may go (m)
+
+Floor = Callable[[np.ndarray], float]
 
 
 def footprint(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """The corners and the middle of the box's horizontal extent, `INFLATE` wider (5 x 2)."""
-    (x0, y0), (x1, y1) = low[:2] - INFLATE, high[:2] + INFLATE
-    return np.array([[x0, y0], [x0, y1], [x1, y0], [x1, y1], [(x0 + x1) / 2, (y0 + y1) / 2]])
+    """The corners and the middle of the box's horizontal extent, `INFLATE` wider, around its
+    middle (5 x 2)."""
+    half = (high[:2] - low[:2]) / 2 + INFLATE
+    return np.array([[-1, -1], [-1, 1], [1, -1], [1, 1], [0, 0]]) * half
 
 
-def crossing_height(start: np.ndarray, goal: np.ndarray, low: np.ndarray, high: np.ndarray,
-                    floor_at: Callable[[np.ndarray], float],
-                    ceiling_at: Callable[[np.ndarray], float]) -> float:
-    """The end-effector height at which the object held in the box (`low`, `high`, moving with
-    the end effector, now at `start`) crosses to `goal`'s x, y with its bottom `MARGIN` above
-    `floor_at(xy points)` (the top of the highest thing under them) all the way; `start`'s own
-    height when that is enough, when it would rise more than `RISE`, or when
-    `ceiling_at(xy points)` (the bottom of the lowest thing above the object) leaves it no room
-    to rise. The goal's own footprint is not looked under: the object comes down there."""
+def carry_way(start: np.ndarray, goal: np.ndarray, low: np.ndarray, high: np.ndarray,
+              floor_at: Floor, ceiling_at: Floor) -> list[np.ndarray]:
+    """The end effector's way points from `start` to `goal` (both excluded) carrying the object
+    in the box (`low`, `high`, moving with the end effector): see the module's docstring.
+    `floor_at(xy points)` is the top of the highest thing under them, `ceiling_at(xy points)`
+    the bottom of the lowest thing over the object."""
     start, goal = np.asarray(start, dtype=float), np.asarray(goal, dtype=float)
-    shape = footprint(low, high) - start[:2]
-    n = max(int(np.ceil(np.linalg.norm(goal[:2] - start[:2]) / STEP)), 1)
-    floor = max(floor_at(shape + start[:2] + t * (goal[:2] - start[:2])) for t in np.arange(n) / n)
-    rise = floor + MARGIN - low[2]
-    if rise <= 0.0 or rise > RISE or ceiling_at(shape + start[:2]) < high[2] + rise + MARGIN:
-        return float(start[2])
-    return float(start[2] + rise)
+    shape, offset = footprint(low, high), (low[:2] + high[:2]) / 2 - start[:2]
+    bottom = float(low[2])
+
+    def floor(xy: np.ndarray) -> float:  # under the object with the end effector at xy
+        return floor_at(shape + xy + offset)
+
+    def line(a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:  # from a, b excluded
+        n = max(int(np.ceil(np.linalg.norm(b - a) / STEP)), 1)
+        return [a + t * (b - a) for t in np.arange(n) / n]
+
+    def room(xy: np.ndarray) -> bool:
+        return floor(xy) + MARGIN <= bottom
+
+    if all(room(xy) for xy in line(start[:2], goal[:2])):
+        return []
+    around = _around(start[:2], goal[:2], room, line)
+    if around is not None:
+        return [np.array([x, y, start[2]]) for x, y in around]
+    rise = max(floor(xy) for xy in line(start[:2], goal[:2])) + MARGIN - bottom
+    if rise <= RISE and ceiling_at(shape + start[:2] + offset) >= high[2] + rise + MARGIN:
+        height = start[2] + rise
+        return [np.array([*start[:2], height]), np.array([*goal[:2], height])]
+    return []
+
+
+def _around(start: np.ndarray, goal: np.ndarray, room: Callable[[np.ndarray], bool],
+            line: Callable[[np.ndarray, np.ndarray], list[np.ndarray]]
+            ) -> list[np.ndarray] | None:
+    """The corners of the shortest way from `start` to `goal` (both excluded) through grid
+    points with `room`, cut short where a straight line has room; None when there is none or it
+    is longer than `DETOUR` times the straight line."""
+    def point(cell: tuple[int, int]) -> np.ndarray:
+        return start + STEP * np.array(cell, dtype=float)
+
+    target = tuple(np.round((goal - start) / STEP).astype(int))
+    reach = int(REACH / STEP)
+    lo = np.minimum((0, 0), target) - reach
+    hi = np.maximum((0, 0), target) + reach
+    free: dict[tuple[int, int], bool] = {(0, 0): True, target: True}
+
+    def open_(cell: tuple[int, int]) -> bool:
+        if cell not in free:
+            free[cell] = bool(np.all(cell >= lo) and np.all(cell <= hi) and room(point(cell)))
+        return free[cell]
+
+    straight = float(np.linalg.norm(goal - start))
+    came: dict[tuple[int, int], tuple[int, int]] = {}
+    cost = {(0, 0): 0.0}
+    queue = [(0.0, (0, 0))]
+    while queue:
+        _, cell = heapq.heappop(queue)
+        if cell == target:
+            break
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                step = (cell[0] + dx, cell[1] + dy)
+                if (dx or dy) and open_(step):
+                    new = cost[cell] + STEP * float(np.hypot(dx, dy))
+                    if new < cost.get(step, np.inf) and new <= DETOUR * straight:
+                        cost[step], came[step] = new, cell
+                        rest = STEP * float(np.hypot(*np.subtract(target, step)))
+                        heapq.heappush(queue, (new + rest, step))
+    if target not in came:
+        return None
+    path = [target]
+    while path[-1] != (0, 0):
+        path.append(came[path[-1]])
+    points = [point(c) for c in reversed(path)]
+    points[-1] = goal
+    corners, here = [], 0
+    while here < len(points) - 1:  # the farthest point a straight line from here has room to
+        there = next(k for k in range(len(points) - 1, here, -1)
+                     if k == here + 1 or all(room(xy) for xy in line(points[here], points[k])))
+        corners.append(points[there])
+        here = there
+    return corners[:-1]

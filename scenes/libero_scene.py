@@ -45,7 +45,7 @@ from tether.scenes.aliases import resolve as resolve_alias
 from tether.scenes.arm_space import ArmSpace
 from tether.scenes.cameras import Cameras, View
 from tether.scenes.catalogue import Task, get_task
-from tether.scenes.crossing import crossing_height
+from tether.scenes.crossing import carry_way
 from tether.scenes.extents import BodyExtents
 from tether.scenes.grasps import axis_of
 from tether.scenes.handles import Handle, find_handle
@@ -297,11 +297,11 @@ class LiberoScene(Robot):
         return True
 
     @privileged
-    def crossing(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str
-                 ) -> float:
-        """`crossing_height` over the collision geometry (geom group 0) of everything but the
-        robot, `carried` and `past` (a region's: the body it belongs to), looked under by rays
-        cast down from `CEILING` and over by rays cast up from the carried object's top."""
+    def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str
+                  ) -> list[np.ndarray]:
+        """`carry_way` over the collision geometry (geom group 0) of everything but the robot,
+        `carried` and `past` (a region's: the body it belongs to), looked under by rays cast
+        down from `CEILING` and over by rays cast up from the carried object's top."""
         carried, past = self._canonical(carried), self._canonical(past)
         skip = self._robot_geoms | set(self._extents.geoms.get(carried, ()))
         for name, geoms in self._extents.geoms.items():
@@ -312,9 +312,9 @@ class LiberoScene(Robot):
         def first(points: np.ndarray, z: float, way: float) -> list[float]:
             return [z + way * self._cast(np.array([x, y, z]), way, skip) for x, y in points]
 
-        return crossing_height(start, goal, low, high,
-                               lambda points: max(first(points, CEILING, -1.0)),
-                               lambda points: min(first(points, float(high[2]), 1.0)))
+        return carry_way(start, goal, low, high,
+                         lambda points: max(first(points, CEILING, -1.0)),
+                         lambda points: min(first(points, float(high[2]), 1.0)))
 
     def _cast(self, start: np.ndarray, way: float, skip: set[int]) -> float:
         """The distance from `start` straight up (`way` 1) or down (-1) to the first collision

@@ -164,13 +164,13 @@ class Robot(abc.ABC):
         touching nothing but entity `ignore` and the robot. Scenes without geometry say yes."""
         return True
 
-    def crossing(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str
-                 ) -> float:
-        """The lowest end-effector height (world z) at `start`'s x, y from which carrying
-        `carried` straight to `goal` (end-effector points) takes it over everything on the way
-        but the robot, itself and `past` (the target, or the fixture a target region is part
-        of): `tether.scenes.crossing`. Scenes without geometry say `start`'s own height."""
-        return float(start[2])
+    def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str
+                  ) -> list[np.ndarray]:
+        """The end effector's way points (`start` and `goal` excluded) along which `carried`
+        goes around or over everything between but the robot, itself and `past` (the target,
+        or the fixture a target region is part of): `tether.scenes.crossing`. Scenes without
+        geometry say none: the straight line."""
+        return []
 
     def handle_of(self, name: str) -> Handle | None:
         """The handle of object `name` (a mug's: `tether.scenes.handles`), or None when it has

@@ -216,9 +216,6 @@ AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned", "
             "grasp_square", "slot", "door", "joint")
 
 
-CROSS = Choice("up", "over")
-
-
 class TargetType(Type):
     """`[x, y, z]`, `{object, offset, at, carrying, rise, closing, cross}` or `{relative: [dx, dy,
     dz], along, closing}`."""
@@ -255,7 +252,7 @@ class TargetType(Type):
             carrying=ENTITY.convert(value["carrying"], ctx) if "carrying" in value else None,
             rise=Float(0.0).convert(value.get("rise", 0.0), ctx),
             closing=BOOL.convert(value.get("closing", False), ctx),
-            cross=CROSS.convert(value["cross"], ctx) if "cross" in value else "",
+            cross=BOOL.convert(value.get("cross", False), ctx),
         )
 
 

@@ -219,46 +219,47 @@ def test_an_approach_to_a_grasp_keeps_a_hand_tilted_a_few_degrees(tmp_path):
 
 
 class WalledScene(KinematicScene):
-    """The harness scene with a wall between the bowl and the plate: a carry must start 12 cm
-    higher than it does to pass over it (`Robot.crossing`)."""
+    """The harness scene with a wall between the bowl and the plate, which a carry crosses
+    12 cm higher than it starts (`Robot.carry_way`)."""
 
-    def crossing(self, carried, start, goal, *, past):
+    def carry_way(self, carried, start, goal, *, past):
         assert (carried, past) == (BOWL, PLATE)
-        return float(start[2]) + 0.12
+        return [np.array([*start[:2], start[2] + 0.12]), np.array([*goal[:2], start[2] + 0.12])]
 
 
-def test_a_carry_over_a_wall_rises_straight_up_then_comes_over_the_target_that_high(tmp_path):
+def test_a_carry_follows_its_way_up_across_and_down(tmp_path):
     robot = WalledScene(BOXES, goal=[("on", BOWL, PLATE)], eef=(0.10, 0.0, 0.02))
-    target = "{object: plate_1, at: top, offset: [0, 0, 0.05], carrying: akita_black_bowl_1"
-    root = compile_node(tmp_path, f"""
+    root = compile_node(tmp_path, """
         sequence:
           children:
             - set_gripper: close
-            - name: up
-              move_to: {{target: {target}, cross: up}}}}
             - name: over
-              move_to: {{target: {target}, cross: over}}}}
+              move_to: {target: {object: plate_1, at: top, offset: [0, 0, 0.05],
+                                 carrying: akita_black_bowl_1, cross: true}}
         """, robot)
     _, frames = run(root, robot)
-    up = [f.eef for f in frames if f.commander == "up"]
-    assert np.allclose([e[:2] for e in up], [0.10, 0.0], atol=0.005)  # straight up
+    way = np.array([f.eef for f in frames if f.commander == "over"])
     assert frames[-1].status["over"] == SUCCESS
-    assert frames[-1].eef == pytest.approx([0.25, 0.0, 0.14], abs=0.01)  # not down to 0.07
+    up = int(np.argmax(way[:, 2] >= 0.14 - 0.02))  # where it passes the way's first point
+    assert up > 3 and np.allclose(way[:up, :2], [0.10, 0.0], atol=0.01)  # straight up first
+    assert way[:, 2].max() == pytest.approx(0.14, abs=0.01)
+    assert frames[-1].eef == pytest.approx([0.25, 0.0, 0.08], abs=0.01)  # then down to it
 
 
-def test_a_carry_with_nothing_on_its_way_does_not_rise(tmp_path):
+def test_a_carry_with_nothing_on_its_way_goes_straight(tmp_path):
     robot = scene(eef=(0.10, 0.0, 0.02))
     root = compile_node(tmp_path, """
         sequence:
           children:
             - set_gripper: close
-            - name: up
+            - name: over
               move_to: {target: {object: plate_1, at: top, offset: [0, 0, 0.05],
-                                 carrying: akita_black_bowl_1, cross: up}}
+                                 carrying: akita_black_bowl_1, cross: true}}
         """, robot)
     _, frames = run(root, robot)
-    assert frames[-1].status["up"] == SUCCESS
-    assert not any(f.commander == "up" for f in frames)  # there already: no command
+    way = np.array([f.eef for f in frames if f.commander == "over"])
+    assert frames[-1].status["over"] == SUCCESS
+    assert way[:, 2].max() <= 0.08 + 0.005  # never above where it goes
 
 
 # --- rotate ------------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""How high a carry goes to pass over what is on its way (`tether.scenes.crossing`)."""
+"""The way a carried object goes around or over what is on its way (`tether.scenes.crossing`)."""
 
 import numpy as np
 import pytest
 
-from tether.scenes.crossing import MARGIN, RISE, crossing_height
+from tether.scenes.crossing import MARGIN, RISE, carry_way
 
 TABLE = 0.90
 LOW, HIGH = np.array([-0.03, -0.03, 1.00]), np.array([0.03, 0.03, 1.06])  # a bowl, lifted
@@ -11,42 +11,58 @@ START = np.array([0.0, 0.0, 1.05])  # the end effector, 5 cm above the bowl's bo
 GOAL = np.array([0.0, -0.40, 1.05])
 
 
-def wall(top: float, y: tuple[float, float] = (-0.25, -0.15)):
-    """The floor under xy points: the table, and a wall across the way between `y`."""
+def block(top: float, x: tuple[float, float], y: tuple[float, float]):
+    """The floor under xy points: the table, and a block of height `top` over `x` by `y`."""
     def floor_at(points: np.ndarray) -> float:
-        return max(top if y[0] <= p[1] <= y[1] else TABLE for p in points)
+        return max(top if x[0] <= p[0] <= x[1] and y[0] <= p[1] <= y[1] else TABLE
+                   for p in points)
     return floor_at
+
+
+WALL = (-1.0, 1.0), (-0.25, -0.15)  # across the way, too long to go around
+PILLAR = (-0.05, 0.10), (-0.25, -0.15)  # on the way, with room on its -x side
 
 
 def open_sky(points: np.ndarray) -> float:
     return float("inf")
 
 
-def test_nothing_on_the_way_keeps_the_height():
-    assert crossing_height(START, GOAL, LOW, HIGH, wall(0.95), open_sky) == START[2]
+def _clear(way: list[np.ndarray], floor_at) -> bool:
+    """Whether the bowl's bottom keeps the margin over the floor all along the way."""
+    points = [START, *way, GOAL]
+    for a, b in zip(points, points[1:]):
+        for t in np.linspace(0, 1, 50):
+            eef = a + t * (b - a)
+            bottom = LOW[2] + eef[2] - START[2]
+            corners = np.array([[x, y] for x in (LOW[0], HIGH[0]) for y in (LOW[1], HIGH[1])])
+            if floor_at(corners + eef[:2]) + MARGIN > bottom + 1e-9 and t < 1:
+                return False
+    return True
 
 
-def test_a_wall_on_the_way_is_crossed_with_the_margin_under_the_bowl():
-    height = crossing_height(START, GOAL, LOW, HIGH, wall(1.10), open_sky)
-    assert height == pytest.approx(1.10 + MARGIN + (START[2] - LOW[2]))
+def test_nothing_on_the_way_is_the_straight_line():
+    assert carry_way(START, GOAL, LOW, HIGH, block(0.95, *WALL), open_sky) == []
 
 
-def test_a_wall_beside_the_way_is_no_obstacle():
-    beside = wall(1.10, y=(0.2, 0.3))
-    assert crossing_height(START, GOAL, LOW, HIGH, beside, open_sky) == START[2]
+def test_a_pillar_on_the_way_is_gone_around_at_the_same_height():
+    way = carry_way(START, GOAL, LOW, HIGH, block(1.10, *PILLAR), open_sky)
+    assert way and all(p[2] == START[2] for p in way)
+    assert all(p[0] < -0.05 for p in way)  # the side with room
+    assert _clear(way, block(1.10, *PILLAR))
 
 
-def test_what_lies_beyond_the_goal_is_no_obstacle():
-    beyond = wall(1.10, y=(-0.60, -0.45))
-    assert crossing_height(START, GOAL, LOW, HIGH, beyond, open_sky) == START[2]
+def test_a_wall_across_the_way_is_crossed_straight_up_over_and_down():
+    up, across = carry_way(START, GOAL, LOW, HIGH, block(1.10, *WALL), open_sky)
+    height = START[2] + 1.10 + MARGIN - LOW[2]
+    assert up == pytest.approx([*START[:2], height]) and across == pytest.approx(
+        [*GOAL[:2], height])
 
 
-def test_a_wall_too_high_to_reach_over_keeps_the_height():
-    assert crossing_height(START, GOAL, LOW, HIGH, wall(LOW[2] + RISE + 0.01), open_sky) \
-        == START[2]
+def test_a_wall_too_high_to_reach_over_is_the_straight_line():
+    assert carry_way(START, GOAL, LOW, HIGH, block(LOW[2] + RISE + 0.01, *WALL), open_sky) == []
 
 
-def test_no_room_above_the_object_keeps_the_height():
+def test_with_something_over_the_object_it_does_not_rise():
     def roof(points: np.ndarray) -> float:  # a cabinet's top 5 cm over the bowl in its drawer
         return HIGH[2] + 0.05
-    assert crossing_height(START, GOAL, LOW, HIGH, wall(1.10), roof) == START[2]
+    assert carry_way(START, GOAL, LOW, HIGH, block(1.10, *WALL), roof) == []
