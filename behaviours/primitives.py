@@ -11,6 +11,7 @@ where it is. Caps and waits count ticks, and one tick is one control step.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import py_trees
@@ -297,7 +298,7 @@ class MoveTo(RobotLeaf):
         while self.way and np.linalg.norm(self.way[0] - here.pos) <= self.PASS:
             self.way.pop(0)
         points = [here.pos, *self.way, goal]
-        error = float(sum(np.linalg.norm(b - a) for a, b in zip(points, points[1:])))
+        error = float(sum(np.linalg.norm(b - a) for a, b in pairwise(points)))
         turn = 0.0
         if self.turning:
             turn = float((Rotation.from_quat(self.quat)

@@ -1,5 +1,7 @@
 """The way a carried object goes around or over what is on its way (`tether.scenes.crossing`)."""
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 
@@ -30,7 +32,7 @@ def open_sky(points: np.ndarray) -> float:
 def _clear(way: list[np.ndarray], floor_at) -> bool:
     """Whether the bowl's bottom keeps the margin over the floor all along the way."""
     points = [START, *way, GOAL]
-    for a, b in zip(points, points[1:]):
+    for a, b in pairwise(points):
         for t in np.linspace(0, 1, 50):
             eef = a + t * (b - a)
             bottom = LOW[2] + eef[2] - START[2]
