@@ -304,7 +304,8 @@ class MoveTo(RobotLeaf):
             turn = float((Rotation.from_quat(self.quat)
                           * Rotation.from_quat(here.quat).inv()).magnitude())
         self.feedback_message = f"{error * 100:.1f} cm to go" + (
-            f", {np.degrees(turn):.0f} deg to turn" if turn > self.YAW_TOLERANCE else "")
+            f", {np.degrees(turn):.0f} deg to turn" if turn > self.YAW_TOLERANCE else "") + (
+            f" by {len(self.way)} way point(s)" if self.way else "")
         if error <= self.tolerance and turn <= self.YAW_TOLERANCE:
             return Status.SUCCESS
         self.ticks += 1
