@@ -16,7 +16,8 @@ split by whether the library has a skill for every predicate of their BDDL goal
 
     .venv/bin/python benchmarks/planning.py [SUITE|SUITE/TASK ...] [--markdown]
     .venv/bin/python benchmarks/planning.py libero_spatial libero_object libero_goal tether \\
-        --execute [--init-states N] [--memory PATH] [--out docs/results/planning.md]
+        --execute [--init-states N [--first-init-state K]] [--memory PATH] \\
+        [--out docs/results/planning.md]
 
 `--instructions-of SUITE` plans SUITE's phrasings of each task (the task of the same name)
 instead of its own, in its scene: `libero_spatial_lan --instructions-of libero_spatial` runs
@@ -359,7 +360,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("tasks", nargs="*", help="suites or SUITE/TASK (default: all suites)")
     ap.add_argument("--markdown", action="store_true", help="print the rows as markdown")
     ap.add_argument("--execute", action="store_true", help="run every compiling plan")
-    ap.add_argument("--init-states", type=int, default=1, help="init states 0..N-1")
+    ap.add_argument("--init-states", type=int, default=1,
+                    help="how many init states, from --first-init-state on")
+    ap.add_argument("--first-init-state", type=int, default=0, metavar="K",
+                    help="the first init state (default 0): a long measurement in parts")
     ap.add_argument("--memory", default="none", metavar="PATH|none",
                     help="the memory planner's store; with --execute the runs add to it")
     ap.add_argument("--runs", type=Path, help="keep the run directories here (default: a tmp)")
@@ -390,7 +394,7 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         runs = args.runs or Path(tmp)
         for task in tasks:
-            for k in range(args.init_states):
+            for k in range(args.first_init_state, args.first_init_state + args.init_states):
                 def then(row: Row, plan, task=task, k=k) -> None:
                     if args.execute and plan is not None and row.ok_goal:
                         execute(row, plan, task, options, runs, args.memory)
