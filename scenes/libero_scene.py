@@ -44,8 +44,8 @@ from tether.errors import TetherError, did_you_mean
 from tether.scenes.aliases import resolve as resolve_alias
 from tether.scenes.arm_space import ArmSpace
 from tether.scenes.cameras import Cameras, View
+from tether.scenes.carry_way import carry_way
 from tether.scenes.catalogue import Task, get_task
-from tether.scenes.crossing import carry_way
 from tether.scenes.extents import BodyExtents
 from tether.scenes.grasps import axis_of
 from tether.scenes.handles import Handle, find_handle

@@ -168,7 +168,7 @@ class Robot(abc.ABC):
                   ) -> list[np.ndarray]:
         """The end effector's way points (`start` and `goal` excluded) along which `carried`
         goes around or over everything between but the robot, itself and `past` (the target,
-        or the fixture a target region is part of): `tether.scenes.crossing`. Scenes without
+        or the fixture a target region is part of): `tether.scenes.carry_way`. Scenes without
         geometry say none: the straight line."""
         return []
 

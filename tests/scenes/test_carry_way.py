@@ -1,11 +1,11 @@
-"""The way a carried object goes around or over what is on its way (`tether.scenes.crossing`)."""
+"""The way a carried object goes around or over what is on its way (`tether.scenes.carry_way`)."""
 
 from itertools import pairwise
 
 import numpy as np
 import pytest
 
-from tether.scenes.crossing import MARGIN, RISE, carry_way
+from tether.scenes.carry_way import MARGIN, RISE, carry_way
 
 TABLE = 0.90
 LOW, HIGH = np.array([-0.03, -0.03, 1.00]), np.array([0.03, 0.03, 1.06])  # a bowl, lifted
