@@ -67,7 +67,7 @@ class Target:
     a region's `top`, the point moves aside when something stands there, and may ask for the
     wrist turned a quarter (`Robot.set_down`). With `rise`, the point is raised by up to that
     much, but not above where the end effector started: a carry comes over its target high
-    enough to clear what it crosses, and never climbs to do so. With `cross` (and `carrying`),
+    enough to clear what it crosses, and never climbs to do so. With `avoid` (and `carrying`),
     the way to the point, fixed when the node starts, goes around what stands between the
     carried object and the point, or over it (`Robot.carry_way`): `place` carries so.
     """
@@ -81,7 +81,7 @@ class Target:
     rise: float = 0.0
     along: str | Ref | None = None
     closing: bool = False
-    cross: bool = False
+    avoid: bool = False
 
     def __str__(self) -> str:
         if self.world is not None:
@@ -92,7 +92,7 @@ class Target:
         off = f"+{_vec(self.offset)}" if isinstance(self.offset, Ref) or any(self.offset) else ""
         held = f" with {self.carrying}" if self.carrying else ""
         return f"{self.object}{at}{off}{held}" + (f" rising {self.rise:g}" if self.rise else "") \
-            + (" around or over what is on the way" if self.cross else "")
+            + (" around or over what is on the way" if self.avoid else "")
 
     def position(self, robot: Robot, start: np.ndarray) -> np.ndarray:
         if self.world is not None:
@@ -161,8 +161,8 @@ class Target:
 
     def way(self, robot: Robot, start: np.ndarray) -> list[np.ndarray]:
         """The end effector's way points from `start` to this target's point (both excluded):
-        with `cross`, around or over what stands between (`Robot.carry_way`); else none."""
-        if not self.cross:
+        with `avoid`, around or over what stands between (`Robot.carry_way`); else none."""
+        if not self.avoid:
             return []
         return robot.carry_way(deref(self.carrying), start, self.position(robot, start),
                                past=deref(self.object))
@@ -242,7 +242,7 @@ class MoveTo(RobotLeaf):
 
     Tick contract: each tick re-reads the target (so a moving object is followed) and commands a
     P-controlled step toward it with the gripper as last commanded, or toward the next of the
-    way points a `cross` target gives when the node starts (`Target.way`; one within `PASS` is
+    way points an `avoid` target gives when the node starts (`Target.way`; one within `PASS` is
     passed; the distance left is along them). SUCCESS once within
     `tolerance` m (and, when turning to a yaw, within YAW_TOLERANCE of it; no command that tick).
     FAILURE with UNREACHABLE after `max_steps` ticks, or with STUCK when the remaining distance

@@ -217,11 +217,11 @@ AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned", "
 
 
 class TargetType(Type):
-    """`[x, y, z]`, `{object, offset, at, carrying, rise, closing, cross}` or `{relative: [dx, dy,
+    """`[x, y, z]`, `{object, offset, at, carrying, rise, closing, avoid}` or `{relative: [dx, dy,
     dz], along, closing}`."""
 
     name = "target"
-    FIELDS = ("object", "offset", "at", "carrying", "rise", "closing", "cross")
+    FIELDS = ("object", "offset", "at", "carrying", "rise", "closing", "avoid")
     RELATIVE = ("relative", "along", "closing")
 
     def convert(self, value: Any, ctx: Context) -> Target:
@@ -243,8 +243,8 @@ class TargetType(Type):
                 raise Invalid(f"unknown target key '{key}'" + did_you_mean(key, self.FIELDS))
         if "object" not in value:
             raise Invalid("an object-relative target needs 'object'")
-        if "cross" in value and "carrying" not in value:
-            raise Invalid("'cross' is for a carry: the target needs 'carrying'")
+        if "avoid" in value and "carrying" not in value:
+            raise Invalid("'avoid' is for a carry: the target needs 'carrying'")
         return Target(
             object=ENTITY.convert(value["object"], ctx),
             offset=VEC3.convert(value.get("offset", [0, 0, 0]), ctx),
@@ -252,7 +252,7 @@ class TargetType(Type):
             carrying=ENTITY.convert(value["carrying"], ctx) if "carrying" in value else None,
             rise=Float(0.0).convert(value.get("rise", 0.0), ctx),
             closing=BOOL.convert(value.get("closing", False), ctx),
-            cross=BOOL.convert(value.get("cross", False), ctx),
+            avoid=BOOL.convert(value.get("avoid", False), ctx),
         )
 
 

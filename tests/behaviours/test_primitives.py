@@ -235,7 +235,7 @@ def test_a_carry_follows_its_way_up_across_and_down(tmp_path):
             - set_gripper: close
             - name: over
               move_to: {target: {object: plate_1, at: top, offset: [0, 0, 0.05],
-                                 carrying: akita_black_bowl_1, cross: true}}
+                                 carrying: akita_black_bowl_1, avoid: true}}
         """, robot)
     _, frames = run(root, robot)
     way = np.array([f.eef for f in frames if f.commander == "over"])
@@ -254,7 +254,7 @@ def test_a_carry_with_nothing_on_its_way_goes_straight(tmp_path):
             - set_gripper: close
             - name: over
               move_to: {target: {object: plate_1, at: top, offset: [0, 0, 0.05],
-                                 carrying: akita_black_bowl_1, cross: true}}
+                                 carrying: akita_black_bowl_1, avoid: true}}
         """, robot)
     _, frames = run(root, robot)
     way = np.array([f.eef for f in frames if f.commander == "over"])
