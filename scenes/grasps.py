@@ -206,9 +206,12 @@ def turned_grasp(robot: Robot, name: str, stalls: Sequence[Stall] = ()
     """The grasp point and wrist yaw when the wrist at yaw 0 has no room: the quarter turn when
     it has room; else for a hollow object the first of `rim_grasps` with room, fingertips'
     outer faces included, and for a solid one the first other of `TURNED_YAWS` with room whose
-    `span` the open fingers fit; else the quarter turn's grasp point. (The quarter turn comes
-    first because `place` turns a hand at it back to yaw 0 to set a bowl into a drawer.) Each
-    passes over the candidates `stalls` match; `NoGraspLeft` when even the last resort did."""
+    `span` the open fingers fit; else, as the last resort, the quarter turn's grasp point, or
+    for a solid object too long across it (a cream cheese box lying lengthwise) the first other
+    turn whose span they fit: fingers closing along the long side stay open on it, wedged, and
+    lift it only to keep it when they open. (The quarter turn comes first because `place`
+    turns a hand at it back to yaw 0 to set a bowl into a drawer.) Each passes over the
+    candidates `stalls` match; `NoGraspLeft` when even the last resort did."""
     low, high = robot.extent_of(name)
     hollow = robot.is_hollow(name)
     quarter, clear = clear_grasp(robot, name, TURNED_YAWS[0], stalls)
@@ -224,10 +227,14 @@ def turned_grasp(robot: Robot, name: str, stalls: Sequence[Stall] = ()
             point, clear = clear_grasp(robot, name, yaw, stalls)
             if clear:
                 return point, yaw
-    if _stalled(stalls, low, high, quarter, TURNED_YAWS[0]):
+    last = quarter, TURNED_YAWS[0]
+    if not hollow and span(low, high, TURNED_YAWS[0]) > MAX_SPAN:
+        last = next(((grasp_candidates(low, high, yaw, hollow=False)[0], yaw)
+                     for yaw in TURNED_YAWS[1:] if span(low, high, yaw) <= MAX_SPAN), last)
+    if _stalled(stalls, low, high, *last):
         raise NoGraspLeft(f"every grasp of '{name}' tried stalled on its way down "
                           f"({len(stalls)} stalled)")
-    return quarter, TURNED_YAWS[0]
+    return last
 
 
 def handle_grasps(handle: Handle) -> list[tuple[np.ndarray, float]]:

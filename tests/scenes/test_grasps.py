@@ -20,6 +20,7 @@ from tether.scenes.grasps import (
     SAME_PLACE,
     SAME_YAW,
     STALLS,
+    TURNED_YAWS,
     NoGraspLeft,
     Stall,
     by_handle,
@@ -120,6 +121,23 @@ def test_the_turned_grasp_of_an_object_too_long_to_span_turns_less_than_a_quarte
     point, yaw = turned_grasp(robot, "cream_cheese_1")
     assert 0.0 < abs(yaw) < np.pi / 2 and span(low, high, yaw) <= MAX_SPAN
     assert robot.clear_from_above(finger_probes(point, yaw), ignore="cream_cheese_1")
+
+
+def test_with_no_room_anywhere_the_last_resort_closes_across_the_cheese_not_along_it():
+    """A shelf just over the cream cheese: no grasp has room. The last resort must still be one
+    the open fingers span (as in libero_10_task/0: closing along its 8.3 cm, the fingers
+    stayed open on it, wedged, and carried it out of the basket again when they opened)."""
+    shelf = ([0.0, 0.0, 0.04], [0.2, 0.2, 0.005])
+    robot = BoxesFromAbove({"cream_cheese_1": CHEESE, "shelf": shelf})
+    low, high = robot.extent_of("cream_cheese_1")
+    assert not any(clear_grasp(robot, "cream_cheese_1", yaw)[1]
+                   for yaw in (0.0, *TURNED_YAWS))
+    point, yaw = turned_grasp(robot, "cream_cheese_1")
+    assert yaw == TURNED_YAWS[1] and span(low, high, yaw) <= MAX_SPAN
+    assert point == pytest.approx(grasp_point(low, high, "y", hollow=False))
+    stalled = [Stall.of(low, high, point, yaw)] * STALLS
+    with pytest.raises(NoGraspLeft):
+        turned_grasp(robot, "cream_cheese_1", stalled)
 
 
 BOWL = ([0.0, 0.0, 0.025], [0.055, 0.055, 0.025])  # 11 cm across, rim at 5 cm
