@@ -61,12 +61,12 @@ def carry_way(start: np.ndarray, goal: np.ndarray, low: np.ndarray, high: np.nda
     def room(xy: np.ndarray) -> bool:
         return floor(xy) + MARGIN <= bottom
 
-    if all(room(xy) for xy in line(start[:2], goal[:2])):
+    rise = max(floor(xy) for xy in line(start[:2], goal[:2])) + MARGIN - bottom
+    if rise <= 0.0:  # the straight line has room
         return []
     around = _around(start[:2], goal[:2], room, line)
     if around is not None:
         return [np.array([x, y, start[2]]) for x, y in around]
-    rise = max(floor(xy) for xy in line(start[:2], goal[:2])) + MARGIN - bottom
     if rise <= RISE and ceiling_at(shape + start[:2] + offset) >= high[2] + rise + MARGIN:
         height = start[2] + rise
         return [np.array([*start[:2], height]), np.array([*goal[:2], height])]

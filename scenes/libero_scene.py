@@ -281,20 +281,9 @@ class LiberoScene(Robot):
     def clear_from_above(self, points: list[np.ndarray], *, ignore: str) -> bool:
         """Cast a ray down onto each point through collision geometry (geom group 0), skipping
         the robot's geoms and `ignore`'s; any other hit before the point means no room."""
-        model, data = self._env.env.sim.model._model, self._data
         skip = set(self._extents.geoms.get(self._canonical(ignore), ())) | self._robot_geoms
-        groups = np.array([1, 0, 0, 0, 0, 0], dtype=np.uint8)
-        down, hit = np.array([0.0, 0.0, -1.0]), np.zeros(1, dtype=np.int32)
-        for point in points:
-            start, left = np.asarray(point, float) + [0, 0, self.CLEARANCE], self.CLEARANCE
-            while left > 0:
-                dist = mujoco.mj_ray(model, data, start, down, groups, 1, -1, hit)
-                if dist < 0 or dist > left:
-                    break
-                if int(hit[0]) not in skip:
-                    return False
-                start, left = start + (dist + 1e-4) * down, left - dist - 1e-4
-        return True
+        return all(self._cast(np.asarray(point, float) + [0, 0, self.CLEARANCE], -1.0, skip)
+                   > self.CLEARANCE for point in points)
 
     @privileged
     def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str

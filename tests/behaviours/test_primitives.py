@@ -227,8 +227,9 @@ class WalledScene(KinematicScene):
         return [np.array([*start[:2], start[2] + 0.12]), np.array([*goal[:2], start[2] + 0.12])]
 
 
-def test_a_carry_follows_its_way_up_across_and_down(tmp_path):
-    robot = WalledScene(BOXES, goal=[("on", BOWL, PLATE)], eef=(0.10, 0.0, 0.02))
+def _carry_bowl_to_plate(tmp_path, robot):
+    """Close the gripper on the bowl and carry it over the plate by an `avoid` target: the
+    frames, and the end effector's positions while the carry commanded."""
     root = compile_node(tmp_path, """
         sequence:
           children:
@@ -238,7 +239,12 @@ def test_a_carry_follows_its_way_up_across_and_down(tmp_path):
                                  carrying: akita_black_bowl_1, avoid: true}}
         """, robot)
     _, frames = run(root, robot)
-    way = np.array([f.eef for f in frames if f.commander == "over"])
+    return frames, np.array([f.eef for f in frames if f.commander == "over"])
+
+
+def test_a_carry_follows_its_way_up_across_and_down(tmp_path):
+    robot = WalledScene(BOXES, goal=[("on", BOWL, PLATE)], eef=(0.10, 0.0, 0.02))
+    frames, way = _carry_bowl_to_plate(tmp_path, robot)
     assert frames[-1].status["over"] == SUCCESS
     up = int(np.argmax(way[:, 2] >= 0.14 - 0.02))  # where it passes the way's first point
     assert up > 3 and np.allclose(way[:up, :2], [0.10, 0.0], atol=0.01)  # straight up first
@@ -248,16 +254,7 @@ def test_a_carry_follows_its_way_up_across_and_down(tmp_path):
 
 def test_a_carry_with_nothing_on_its_way_goes_straight(tmp_path):
     robot = scene(eef=(0.10, 0.0, 0.02))
-    root = compile_node(tmp_path, """
-        sequence:
-          children:
-            - set_gripper: close
-            - name: over
-              move_to: {target: {object: plate_1, at: top, offset: [0, 0, 0.05],
-                                 carrying: akita_black_bowl_1, avoid: true}}
-        """, robot)
-    _, frames = run(root, robot)
-    way = np.array([f.eef for f in frames if f.commander == "over"])
+    frames, way = _carry_bowl_to_plate(tmp_path, robot)
     assert frames[-1].status["over"] == SUCCESS
     assert way[:, 2].max() <= 0.08 + 0.005  # never above where it goes
 
