@@ -161,11 +161,14 @@ class Target:
 
     def way(self, robot: Robot, start: np.ndarray) -> list[np.ndarray]:
         """The end effector's way points from `start` to this target's point (both excluded):
-        with `avoid`, around or over what stands between (`Robot.carry_way`); else none."""
+        with `avoid`, around or over what stands between (`Robot.carry_way`), the target's own
+        entity among it unless the point is over that entity's footprint; else none."""
         if not self.avoid:
             return []
-        return robot.carry_way(deref(self.carrying), start, self.position(robot, start),
-                               past=deref(self.object))
+        name, goal = deref(self.object), self.position(robot, start)
+        low, high = robot.extent_of(name)
+        onto = bool(np.all((low[:2] <= goal[:2]) & (goal[:2] <= high[:2])))
+        return robot.carry_way(deref(self.carrying), start, goal, past=name if onto else None)
 
     def yaw(self, robot: Robot) -> float | None:
         """The wrist yaw the target asks for: the turned grasp's, or a quarter turn to set a

@@ -375,7 +375,7 @@ class Perceived(Robot):
         with self._layout("collision geometry"):
             return self.scene.clear_from_above(points, ignore=ignore)
 
-    def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str
+    def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str | None
                   ) -> list[np.ndarray]:
         with self._layout("collision geometry"):
             return self.scene.carry_way(carried, start, goal, past=past)

@@ -10,7 +10,8 @@ the end effector's way points (the target's point itself excluded):
   from its geometry, `Robot.carry_way`), stays `MARGIN` above everything there;
 - else a way around at the height the object is carried: the shortest path over a `STEP` grid
   of footprints with room (A*, eight neighbours, cut short where a straight line has room),
-  if it is at most `DETOUR` times the straight line's length;
+  never farther from the robot's base than `ARM_REACH` or, beyond it, than the farther of its
+  two ends, if it is at most `DETOUR` times the straight line's length;
 - else straight up to the height at which the straight line has room, and across at that
   height (at most `RISE` up, and only with nothing over the object: `ceiling_at`; a bowl lifted
   inside a drawer cannot rise through the cabinet's top);
@@ -30,6 +31,8 @@ STEP = 0.02  # between the places looked under along a way, and the grid's cell 
 RISE = 0.30  # the highest a carry rises above where the end effector is (m): the arm's reach
 DETOUR = 2.0  # the longest way around, as a multiple of the straight line's length
 REACH = 0.25  # how far outside the straight line's box a way around may go (m)
+ARM_REACH = 0.75  # how far from the robot's base, horizontally, a way around may go (m): an
+# arm stretched past it can no longer follow the way
 
 Floor = Callable[[np.ndarray], float]
 
@@ -42,11 +45,13 @@ def footprint(low: np.ndarray, high: np.ndarray) -> np.ndarray:
 
 
 def carry_way(start: np.ndarray, goal: np.ndarray, low: np.ndarray, high: np.ndarray,
-              floor_at: Floor, ceiling_at: Floor) -> list[np.ndarray]:
+              floor_at: Floor, ceiling_at: Floor, base: np.ndarray | None = None
+              ) -> list[np.ndarray]:
     """The end effector's way points from `start` to `goal` (both excluded) carrying the object
     in the box (`low`, `high`, moving with the end effector): see the module's docstring.
     `floor_at(xy points)` is the top of the highest thing under them, `ceiling_at(xy points)`
-    the bottom of the lowest thing over the object."""
+    the bottom of the lowest thing over the object; `base` the robot base's x, y (None: no
+    limit of reach)."""
     start, goal = np.asarray(start, dtype=float), np.asarray(goal, dtype=float)
     shape, offset = footprint(low, high), (low[:2] + high[:2]) / 2 - start[:2]
     bottom = float(low[2])
@@ -61,10 +66,14 @@ def carry_way(start: np.ndarray, goal: np.ndarray, low: np.ndarray, high: np.nda
     def room(xy: np.ndarray) -> bool:
         return floor(xy) + MARGIN <= bottom
 
+    def reached(xy: np.ndarray) -> bool:
+        return base is None or float(np.linalg.norm(xy - base[:2])) <= max(
+            ARM_REACH, *(float(np.linalg.norm(end[:2] - base[:2])) for end in (start, goal)))
+
     rise = max(floor(xy) for xy in line(start[:2], goal[:2])) + MARGIN - bottom
     if rise <= 0.0:  # the straight line has room
         return []
-    around = _around(start[:2], goal[:2], room, line)
+    around = _around(start[:2], goal[:2], lambda xy: reached(xy) and room(xy), line)
     if around is not None:
         return [np.array([x, y, start[2]]) for x, y in around]
     if rise <= RISE and ceiling_at(shape + start[:2] + offset) >= high[2] + rise + MARGIN:

@@ -286,15 +286,16 @@ class LiberoScene(Robot):
                    > self.CLEARANCE for point in points)
 
     @privileged
-    def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str
-                  ) -> list[np.ndarray]:
+    def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *,
+                  past: str | None) -> list[np.ndarray]:
         """`carry_way` over the collision geometry (geom group 0) of everything but the robot,
         `carried` and `past` (a region's: the body it belongs to), looked under by rays cast
         down from `CEILING` and over by rays cast up from the carried object's top."""
-        carried, past = self._canonical(carried), self._canonical(past)
+        carried = self._canonical(carried)
+        past = None if past is None else self._canonical(past)
         skip = self._robot_geoms | set(self._extents.geoms.get(carried, ()))
         for name, geoms in self._extents.geoms.items():
-            if past == name or past.startswith(name + "_"):
+            if past is not None and (past == name or past.startswith(name + "_")):
                 skip |= set(geoms)
         low, high = self.extent_of(carried)
 
@@ -303,7 +304,8 @@ class LiberoScene(Robot):
 
         return carry_way(start, goal, low, high,
                          lambda points: max(first(points, CEILING, -1.0)),
-                         lambda points: min(first(points, float(high[2]), 1.0)))
+                         lambda points: min(first(points, float(high[2]), 1.0)),
+                         base=self._robot.base_pos)
 
     def _cast(self, start: np.ndarray, way: float, skip: set[int]) -> float:
         """The distance from `start` straight up (`way` 1) or down (-1) to the first collision

@@ -220,23 +220,28 @@ def test_an_approach_to_a_grasp_keeps_a_hand_tilted_a_few_degrees(tmp_path):
 
 class WalledScene(KinematicScene):
     """The harness scene with a wall between the bowl and the plate, which a carry crosses
-    12 cm higher than it starts (`Robot.carry_way`)."""
+    12 cm higher than it starts (`Robot.carry_way`); it keeps what each carry may pass over."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pasts = []
 
     def carry_way(self, carried, start, goal, *, past):
-        assert (carried, past) == (BOWL, PLATE)
+        assert carried == BOWL
+        self.pasts.append(past)
         return [np.array([*start[:2], start[2] + 0.12]), np.array([*goal[:2], start[2] + 0.12])]
 
 
-def _carry_bowl_to_plate(tmp_path, robot):
-    """Close the gripper on the bowl and carry it over the plate by an `avoid` target: the
-    frames, and the end effector's positions while the carry commanded."""
-    root = compile_node(tmp_path, """
+def _carry_bowl_to_plate(tmp_path, robot, offset=(0, 0, 0.05)):
+    """Close the gripper on the bowl and carry it to `offset` from the plate's top by an
+    `avoid` target: the frames, and the end effector's positions while the carry commanded."""
+    root = compile_node(tmp_path, f"""
         sequence:
           children:
             - set_gripper: close
             - name: over
-              move_to: {target: {object: plate_1, at: top, offset: [0, 0, 0.05],
-                                 carrying: akita_black_bowl_1, avoid: true}}
+              move_to: {{target: {{object: plate_1, at: top, offset: {list(offset)},
+                                  carrying: akita_black_bowl_1, avoid: true}}}}
         """, robot)
     _, frames = run(root, robot)
     return frames, np.array([f.eef for f in frames if f.commander == "over"])
@@ -250,6 +255,16 @@ def test_a_carry_follows_its_way_up_across_and_down(tmp_path):
     assert up > 3 and np.allclose(way[:up, :2], [0.10, 0.0], atol=0.01)  # straight up first
     assert way[:, 2].max() == pytest.approx(0.14, abs=0.01)
     assert frames[-1].eef == pytest.approx([0.25, 0.0, 0.08], abs=0.01)  # then down to it
+    assert robot.pasts == [PLATE]  # set down on the plate: the plate is not in its way
+
+
+def test_a_carry_to_beside_its_target_keeps_the_target_in_its_way(tmp_path):
+    """A carry to a point off the target's footprint (a mug staged in front of a microwave)
+    goes around the target too: only what the object is set down on is passed over."""
+    robot = WalledScene(BOXES, goal=[("on", BOWL, PLATE)], eef=(0.10, 0.0, 0.02))
+    frames, _ = _carry_bowl_to_plate(tmp_path, robot, offset=(0.0, -0.12, 0.05))
+    assert frames[-1].status["over"] == SUCCESS
+    assert robot.pasts == [None]
 
 
 def test_a_carry_with_nothing_on_its_way_goes_straight(tmp_path):

@@ -5,7 +5,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from tether.scenes.carry_way import MARGIN, RISE, carry_way
+from tether.scenes.carry_way import ARM_REACH, MARGIN, RISE, carry_way
 
 TABLE = 0.90
 LOW, HIGH = np.array([-0.03, -0.03, 1.00]), np.array([0.03, 0.03, 1.06])  # a bowl, lifted
@@ -50,6 +50,17 @@ def test_a_pillar_on_the_way_is_gone_around_at_the_same_height():
     way = carry_way(START, GOAL, LOW, HIGH, block(1.10, *PILLAR), open_sky)
     assert way and all(p[2] == START[2] for p in way)
     assert all(p[0] < -0.05 for p in way)  # the side with room
+    assert _clear(way, block(1.10, *PILLAR))
+
+
+def test_a_way_around_stays_within_the_arms_reach():
+    """With the robot's base off to +x, the pillar's -x side (the shorter way) is out of the
+    arm's reach: the way goes round its +x side."""
+    base = np.array([0.70, -0.20])
+    assert np.linalg.norm(base - [-0.08, -0.20]) > ARM_REACH  # the -x side's way
+    way = carry_way(START, GOAL, LOW, HIGH, block(1.10, *PILLAR), open_sky, base=base)
+    assert way and all(p[0] > 0.10 for p in way)
+    assert all(np.linalg.norm(p[:2] - base) <= ARM_REACH for p in way)
     assert _clear(way, block(1.10, *PILLAR))
 
 
