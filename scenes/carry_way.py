@@ -7,7 +7,11 @@ the end effector's way points (the target's point itself excluded):
 
 - none when the straight line is clear: the object's footprint (its box's corners and middle,
   `INFLATE` wider), looked under every `STEP` along the way by `floor_at` (which a scene answers
-  from its geometry, `Robot.carry_way`), stays `MARGIN` above everything there;
+  from its geometry, `Robot.carry_way`), stays `MARGIN` above everything there, coming down
+  evenly as it goes when the target's point is lower than the start;
+- else, for a target lower than the start, when the level line at the carry's height is clear:
+  across at that height, then straight down onto the target's point (a bowl lifted off a
+  cabinet's top and carried down to a plate would otherwise sink into what stands between);
 - else a way around at the height the object is carried: the shortest path over a `STEP` grid
   of footprints with room (A*, eight neighbours, cut short where a straight line has room),
   never farther from the robot's base than `ARM_REACH` or, beyond it, than the farther of its
@@ -70,12 +74,18 @@ def carry_way(start: np.ndarray, goal: np.ndarray, low: np.ndarray, high: np.nda
         return base is None or float(np.linalg.norm(xy - base[:2])) <= max(
             ARM_REACH, *(float(np.linalg.norm(end[:2] - base[:2])) for end in (start, goal)))
 
-    rise = max(floor(xy) for xy in line(start[:2], goal[:2])) + MARGIN - bottom
-    if rise <= 0.0:  # the straight line has room
+    straight = line(start[:2], goal[:2])
+    drop = min(goal[2] - start[2], 0.0)  # a carry that ends lower comes down as it goes
+    if all(floor(xy) + MARGIN <= bottom + drop * k / len(straight)
+           for k, xy in enumerate(straight)):
         return []
+    down = [np.array([*goal[:2], start[2]])] if drop < 0.0 else []  # then straight down
+    rise = max(floor(xy) for xy in straight) + MARGIN - bottom
+    if rise <= 0.0:  # the level line has room
+        return down
     around = _around(start[:2], goal[:2], lambda xy: reached(xy) and room(xy), line)
     if around is not None:
-        return [np.array([x, y, start[2]]) for x, y in around]
+        return [np.array([x, y, start[2]]) for x, y in around] + down
     if rise <= RISE and ceiling_at(shape + start[:2] + offset) >= high[2] + rise + MARGIN:
         height = start[2] + rise
         return [np.array([*start[:2], height]), np.array([*goal[:2], height])]

@@ -53,6 +53,18 @@ def test_a_pillar_on_the_way_is_gone_around_at_the_same_height():
     assert _clear(way, block(1.10, *PILLAR))
 
 
+def test_a_carry_down_to_a_lower_target_goes_level_first_then_down():
+    """Lifted high (off a cabinet's top) and carried down to a target lower than it started, the
+    bowl would sink into a block that stands between, lower than it starts: it goes across at
+    its height, then straight down."""
+    goal = GOAL - [0, 0, 0.06]  # the bowl's bottom 4 cm over the table there
+    floor_at = block(0.95, *WALL)  # the bowl passes it 5 cm over, level; 2-4 cm coming down
+    assert carry_way(START, GOAL, LOW, HIGH, floor_at, open_sky) == []  # level: room
+    assert carry_way(START, goal, LOW, HIGH, floor_at, open_sky) == [
+        pytest.approx([*goal[:2], START[2]])]
+    assert carry_way(START, goal, LOW, HIGH, block(0.90, *WALL), open_sky) == []  # room
+
+
 def test_a_way_around_stays_within_the_arms_reach():
     """With the robot's base off to +x, the pillar's -x side (the shorter way) is out of the
     arm's reach: the way goes round its +x side."""
