@@ -5,6 +5,9 @@ fixture standing between the two (a cabinet beside the plate) can be taller than
 the object, held below the hand, knocks into it and is torn from the fingers. `carry_way` gives
 the end effector's way points (the target's point itself excluded):
 
+- for a target higher than the start (a cabinet's top), unless something is over the object:
+  straight up to the target's height first, then as below from there (coming up diagonally, the
+  object meets the edge of what it is set down on, which the way does not look under);
 - none when the straight line is clear: the object's footprint (its box's corners and middle,
   `INFLATE` wider), looked under every `STEP` along the way by `floor_at` (which a scene answers
   from its geometry, `Robot.carry_way`), stays `MARGIN` above everything there, coming down
@@ -74,8 +77,12 @@ def carry_way(start: np.ndarray, goal: np.ndarray, low: np.ndarray, high: np.nda
         return base is None or float(np.linalg.norm(xy - base[:2])) <= max(
             ARM_REACH, *(float(np.linalg.norm(end[:2] - base[:2])) for end in (start, goal)))
 
+    climb = goal[2] - start[2]
+    if climb > 0.0 and ceiling_at(shape + start[:2] + offset) >= high[2] + climb + MARGIN:
+        raised, up = np.array([*start[:2], goal[2]]), np.array([0.0, 0.0, climb])
+        return [raised, *carry_way(raised, goal, low + up, high + up, floor_at, ceiling_at, base)]
     straight = line(start[:2], goal[:2])
-    drop = min(goal[2] - start[2], 0.0)  # a carry that ends lower comes down as it goes
+    drop = min(climb, 0.0)  # a carry that ends lower comes down as it goes
     if all(floor(xy) + MARGIN <= bottom + drop * k / len(straight)
            for k, xy in enumerate(straight)):
         return []

@@ -65,6 +65,19 @@ def test_a_carry_down_to_a_lower_target_goes_level_first_then_down():
     assert carry_way(START, goal, LOW, HIGH, block(0.90, *WALL), open_sky) == []  # room
 
 
+def test_a_carry_up_to_a_higher_target_rises_first_unless_something_is_over_it():
+    """To a target 15 cm higher (a cabinet's top) the bowl goes straight up first, then across:
+    coming up diagonally it would meet the edge of what it is set down on. Under a roof (lifted
+    in a drawer) it does not rise first."""
+    goal = GOAL + [0, 0, 0.15]
+    way = carry_way(START, goal, LOW, HIGH, block(0.95, *WALL), open_sky)
+    assert way == [pytest.approx([*START[:2], goal[2]])]
+
+    def roof(points: np.ndarray) -> float:
+        return HIGH[2] + 0.05
+    assert carry_way(START, goal, LOW, HIGH, block(0.95, *WALL), roof) == []
+
+
 def test_a_way_around_stays_within_the_arms_reach():
     """With the robot's base off to +x, the pillar's -x side (the shorter way) is out of the
     arm's reach: the way goes round its +x side."""
