@@ -73,9 +73,11 @@ def carry_way(start: np.ndarray, goal: np.ndarray, low: np.ndarray, high: np.nda
     def room(xy: np.ndarray) -> bool:
         return floor(xy) + MARGIN <= bottom
 
+    reach = np.inf if base is None else max(
+        ARM_REACH, *(float(np.linalg.norm(end[:2] - base[:2])) for end in (start, goal)))
+
     def reached(xy: np.ndarray) -> bool:
-        return base is None or float(np.linalg.norm(xy - base[:2])) <= max(
-            ARM_REACH, *(float(np.linalg.norm(end[:2] - base[:2])) for end in (start, goal)))
+        return base is None or float(np.linalg.norm(xy - base[:2])) <= reach
 
     climb = goal[2] - start[2]
     if climb > 0.0 and ceiling_at(shape + start[:2] + offset) >= high[2] + climb + MARGIN:
