@@ -78,6 +78,37 @@ arms:
     assert {ep.budget for ep in eps if ep.arm.name == "b"} == {50}
 
 
+def test_an_arm_runs_only_the_tasks_its_globs_name(tmp_path):
+    suite = load_suite(write(tmp_path, """
+suite: t
+tasks: [libero_goal/put_the_bowl_on_the_plate, libero_object_swap/0, libero_object/1]
+arms:
+  every: {tree: pick_place}
+  object_only: {tree: vla_task, with: {policy: p}, tasks: ['libero_object*']}
+"""), ROOT)
+    runs = {}
+    for ep in suite.episodes():
+        runs.setdefault(ep.arm.name, []).append(ep.task.partition("/")[0])
+    assert runs == {"every": ["libero_goal", "libero_object_swap", "libero_object"],
+                    "object_only": ["libero_object_swap", "libero_object"]}
+    narrowed = suite.select(tasks=["libero_goal"])
+    assert [ep.arm.name for ep in narrowed.episodes()] == ["every"]
+
+
+def test_an_arm_tasks_glob_that_matches_nothing_is_located(tmp_path):
+    path = write(tmp_path, """suite: t
+tasks: [libero_goal/0]
+arms:
+  a: {tree: pick_place, tasks: [libero_objet_*]}
+  b: {tree: pick_place, tasks: libero_goal}
+""")
+    with pytest.raises(TreeError) as info:
+        load_suite(path, ROOT)
+    text = "\n".join(info.value.problems)
+    assert "suite.yaml:4:25: arms.a.tasks: matches none of the suite's 1 tasks" in text
+    assert "suite.yaml:5:25: arms.b.tasks: expected a list of task globs" in text
+
+
 def test_every_mistake_is_located(tmp_path):
     path = write(tmp_path, """suite: bad
 tasks: [libero_goal/no_such_task]

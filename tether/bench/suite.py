@@ -15,7 +15,7 @@ A suite is YAML (docs/bench.md):
       analytic: {tree: pick_place, memory: none}
       planned: {plan: memory}          # the task's instruction planned per episode
       camera: {plan: memory, perception: camera}   # leaves see through the cameras only
-      pi05: {tree: vla_bare, with: {policy: pi05}}
+      pi05: {tree: vla_task, with: {policy: pi05}, tasks: [libero_goal*]}  # only these
     policies:              # optional: named for every episode (`tether.models.policies`)
       pi05: ws://gpu-box:8000            # a SPEC, or {type: lerobot|openpi|scripted, ...}
     headline: {arm: analytic, baseline: other}   # optional: the comparison the report leads with
@@ -60,7 +60,8 @@ SUITES_DIR = Path(__file__).resolve().parent / "suites"
 MEMORY_MODES = ("none", "fresh", "persistent")
 TOP_KEYS = {"suite", "doc", "budget", "timeout", "tasks", "seeds", "perturbations", "arms",
             "headline", "published", "policies"}
-ARM_KEYS = {"tree", "plan", "with", "memory", "budget", "requires", "perception", "needs", "doc"}
+ARM_KEYS = {"tree", "plan", "with", "memory", "budget", "requires", "perception", "needs", "tasks",
+            "doc"}
 PUBLISHED_KEYS = {"system", "cells", "rate", "source"}
 # What an arm's leaves read object state from (docs/perception.md, `tether.blackboard.world`).
 PERCEPTION_MODES = ("privileged", "camera")
@@ -80,6 +81,12 @@ class Arm:
     plan: str | None = None  # the planner that plans each episode's instruction (no `tree`)
     perception: str = "privileged"
     needs: str | None = None  # what the arm waits for; such an arm is declared, not run
+    tasks: tuple[str, ...] = ()  # globs over task ids and set names; () runs every task
+
+    def runs(self, task: str) -> bool:
+        """Whether the arm runs `task` (`SUITE/TASK`): its `tasks` globs match the task's id or
+        its suite or set name (a policy trained on one suite runs only that suite's cells)."""
+        return not self.tasks or matches(task, self.tasks)
 
     def missing(self, root: Path) -> list[str]:
         """The `requires` entries that name nothing (see `locate`)."""
@@ -159,8 +166,7 @@ class Suite:
         reports still list them; `tether bench --tasks --arms`); None keeps all."""
         from dataclasses import replace
 
-        kept = tuple(t for t in self.tasks if tasks is None or any(
-            fnmatch.fnmatch(t, p) or fnmatch.fnmatch(t.partition("/")[0], p) for p in tasks))
+        kept = tuple(t for t in self.tasks if tasks is None or matches(t, tasks))
         if not kept:
             raise TetherError(f"--tasks {' '.join(tasks or ())} matches none of the tasks of "
                               f"suite '{self.name}' ({len(self.tasks)} tasks)")
@@ -180,8 +186,14 @@ class Suite:
         return [Episode(arm, task, pname, specs, seed, self.budget_of(arm, task), self.timeout,
                         self.policies)
                 for arm in self.arms if arm.name not in self.skipped
-                for task in self.tasks for pname, specs in self.perturbations.items()
-                for seed in self.seeds]
+                for task in self.tasks if arm.runs(task)
+                for pname, specs in self.perturbations.items() for seed in self.seeds]
+
+
+def matches(task: str, globs: tuple[str, ...] | list[str]) -> bool:
+    """Whether one of `globs` matches the task id (`SUITE/TASK`) or its suite or set name."""
+    return any(fnmatch.fnmatch(task, p) or fnmatch.fnmatch(task.partition("/")[0], p)
+               for p in globs)
 
 
 def resolve_suite(name_or_path: str | Path) -> Path:
@@ -263,7 +275,8 @@ def _check_specs(where: Where, specs: Any, problems: list[str]) -> tuple[str, ..
     return tuple(str(s) for s in specs)
 
 
-def _arm(where: Where, name: str, spec: Any, root: Path, problems: list[str]) -> Arm | None:
+def _arm(where: Where, name: str, spec: Any, root: Path, task_ids: list[str],
+         problems: list[str]) -> Arm | None:
     if not isinstance(spec, dict):
         problems.append(where.error("expected a mapping with 'tree' or 'plan'"))
         return None
@@ -298,15 +311,23 @@ def _arm(where: Where, name: str, spec: Any, root: Path, problems: list[str]) ->
             f"expected one of {', '.join(PERCEPTION_MODES)}, got {perception!r}"))
     if needs is not None and (not isinstance(needs, str) or not needs.strip()):
         problems.append(where.of_key(spec, "needs").error(f"expected a text, got {needs!r}"))
+    tasks = spec.get("tasks", [])
+    if not (isinstance(tasks, list) and all(isinstance(t, str) and t for t in tasks)):
+        problems.append(where.of_key(spec, "tasks").error(
+            f"expected a list of task globs (libero_object_*), got {tasks!r}"))
+        tasks = []
     tree = str(spec.get("tree", ""))
     file = locate(tree, root) if tree else None
     arm = Arm(name, tree, {str(k): v for k, v in given.items()}, str(memory), budget,
               tuple(str(r) for r in requires), file if file and file.is_file() else None,
-              plan, str(perception), None if needs is None else str(needs))
+              plan, str(perception), None if needs is None else str(needs), tuple(tasks))
     if tree and not arm.missing(root) and arm.file is None:
         library = sorted(p.stem for p in LIBRARY.glob("*.yaml"))
         problems.append(where.of_key(spec, "tree").error(
             f"no tree file {tree} here or in the library" + did_you_mean(tree, library)))
+    if arm.tasks and task_ids and not any(arm.runs(t) for t in task_ids):
+        problems.append(where.of_key(spec, "tasks").error(
+            f"matches none of the suite's {len(task_ids)} tasks"))
     return arm
 
 
@@ -392,7 +413,7 @@ def load_suite(name_or_path: str | Path, root: Path | None = None, *,
     if not isinstance(arm_specs, dict) or not arm_specs:
         problems.append(arms_at.error("expected a mapping of arm name -> arm"))
         arm_specs = {}
-    arms = [_arm(arms_at.of_key(arm_specs, n), str(n), s, root, problems)
+    arms = [_arm(arms_at.of_key(arm_specs, n), str(n), s, root, task_ids, problems)
             for n, s in arm_specs.items()]
     headline = _headline(where, data, [str(n) for n in arm_specs], problems)
     published = _published(where, data, problems)
