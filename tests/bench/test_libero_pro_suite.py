@@ -4,12 +4,13 @@ arms that cannot run yet, and its report (sets, Wilson intervals, published numb
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tether.bench.report import summarize, write_markdown
-from tether.bench.suite import load_suite
+from tether.bench.suite import Arm, load_suite
 from tether.errors import TetherError
 from tether.scenes.catalogue import suite_tasks
 from tether.scenes.libero_pro import installed
@@ -35,10 +36,15 @@ def test_the_suite_is_every_official_set_with_two_init_states_and_step_caps():
     assert len(sets) == 25 and len(suite.tasks) == 250
     assert suite.seeds == (0, 1) and suite.budget is None
     assert [a.name for a in suite.arms] == ["planned", "planned_camera", "harness", "bare"]
-    assert suite.skipped == {
-        "bare": "arm 'bare' not run (needs issue 21 part 4, the trained end-to-end bare policy)"}
+    assert suite.skipped == {}
     episodes = suite.episodes()
-    assert len(episodes) == 3 * 250 * 2  # planned (both perceptions), harness x tasks x inits
+    # the planned arms run every task; harness and bare drive the baseline trained on
+    # libero_object, so only its 6 sets (4 variants, 2 environment sets) run
+    assert len(episodes) == 2 * 250 * 2 + 2 * 60 * 2
+    assert {e.task.partition("/")[0] for e in episodes if e.arm.name == "bare"} == {
+        s for s in sets if s.startswith("libero_object_")}
+    assert {e.arm.given["policy"] for e in episodes if e.arm.name in ("harness", "bare")} == {
+        "object_act"}
     assert {e.arm.perception for e in episodes if e.arm.name == "planned_camera"} == {"camera"}
     budgets = {(e.task.partition("/")[0], e.budget) for e in episodes}
     assert ("libero_goal_swap", 300) in budgets and ("libero_spatial_task", 220) in budgets
@@ -145,9 +151,8 @@ def test_select_keeps_matching_tasks_and_named_arms():
                                                           "libero_spatial_task"}
     assert suite.skipped == {
         "planned_camera": "arm 'planned_camera' not selected (--arms)",
-        "harness": "arm 'harness' not selected (--arms)",
-        "bare": "arm 'bare' not run (needs issue 21 part 4, the trained end-to-end bare policy)"}
-    assert len(suite.episodes()) == 20 * 2
+        "harness": "arm 'harness' not selected (--arms)"}
+    assert len(suite.episodes()) == 20 * 2  # bare runs libero_object's sets only
     with pytest.raises(TetherError, match=r"no arm 'planed' \(did you mean 'planned'\?\)"):
         load_suite("libero_pro", ROOT).select(None, ["planed"])
     with pytest.raises(TetherError, match="--tasks libero_zz matches none"):
@@ -182,6 +187,8 @@ def test_report_gives_wilson_intervals_per_set_published_numbers_and_not_run_arm
     assert summary["failures"]["planned|libero_goal_task"]["causes"] == {
         "OBJECT_NOT_FOUND": 6, "EPISODE_ERROR": 1}
     spec = load_suite("libero_pro", ROOT)
+    waiting = Arm("pi05", "vla_task", needs="a GPU machine serving pi0.5")
+    spec = replace(spec, arms=(*spec.arms, waiting))
     write_markdown(summary, rows, tmp_path / "summary.md", spec)
     text = (tmp_path / "summary.md").read_text()
     assert "| planned | planned by `memory` | privileged (simulator poses) | 20/30 = 67%" in text
@@ -189,7 +196,9 @@ def test_report_gives_wilson_intervals_per_set_published_numbers_and_not_run_arm
             "not run in this run |") in text
     assert "| harness | `vla_pick_place` | privileged (simulator poses) | not run in this run |" \
         in text
-    assert "not run (needs issue 21 part 4, the trained end-to-end bare policy)" in text
+    assert "| bare | `vla_task` | privileged (simulator poses) | not run in this run |" in text
+    assert "| pi05 | `vla_task` | privileged (simulator poses) | not run (needs a GPU machine " \
+        "serving pi0.5) |" in text
     assert "| libero_goal_swap | 17/20 = 85% (64%–95%) |" in text
     assert "| libero_goal_task | 3/10 = 30% (11%–60%) |" in text
     assert ("| Harness VLA (Claude Code planner, frozen RLinf pi0.5-SFT) | LIBERO-Pro task (T) "

@@ -154,3 +154,22 @@ def test_dataset_metadata_without_its_frame_rate_is_a_located_error(tmp_path):
     with pytest.raises(TetherError) as caught:
         train(config(tmp_path / "data", tmp_path / "ck", 1))
     assert str(caught.value) == f"{info} is not LeRobotDataset metadata ('fps')"
+
+
+@pytest.mark.slow
+def test_the_committed_baseline_solves_a_held_out_init_state_alone(tmp_path):
+    """`object_act` (models/checkpoints/object_act), alone from the start pose, puts the salad
+    dressing in the basket at init state 40, which its training data never saw."""
+    from typer.testing import CliRunner
+
+    from tether.cli.main import app
+    from tether.trees.compiler import LIBRARY
+
+    result = CliRunner().invoke(app, [
+        "run", str(LIBRARY / "vla_task.yaml"), "--task", "libero_object/2", "--init-state", "40",
+        "--with", "policy=object_act", "--no-record", "--memory", "none", "--runs",
+        str(tmp_path), "--lines"])
+    assert result.exit_code == 0, result.output
+    assert ("SUCCESS  task libero_object/pick_up_the_salad_dressing_and_place_it_in_the_basket "
+            "(init state 40)") in result.output
+    assert "tree SUCCESS (finished)" in result.output
