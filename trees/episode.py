@@ -3,7 +3,9 @@
 Each tick the tree is ticked once; the leaf that commands the robot has put at most one action in
 the command slot (a second commander raises `CommandConflict`). The robot steps with that action,
 or holds its pose when no leaf commanded. The episode ends when the root returns SUCCESS or
-FAILURE or when the step budget is spent; success is the task's own test, not the tree's status.
+FAILURE or when the step budget is spent, or, with `until_goal` (LIBERO's evaluation protocol,
+where the environment reports done), at the first step after which the task's goal holds;
+success is the task's own test, not the tree's status.
 Every episode starts from a clean blackboard. An exception raised while the tree is set up,
 ticked or stopped (by a leaf, a decorator, a guard's predicate, the command slot) ends the episode
 as a `TickError` naming the node it was raised in, by its path and the `file:line` of the tree
@@ -46,7 +48,7 @@ class EpisodeResult:
     tree_status: str
     steps: int
     sim_time: float
-    ended_by: str  # "tree" or "budget"
+    ended_by: str  # "tree", "budget", or "goal" (`until_goal`: the task's goal held)
     node_status: dict[str, str] = field(default_factory=dict)
     errors: list[dict] = field(default_factory=list)
 
@@ -103,8 +105,10 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
                 task: str = "", instruction: str = "", params: dict | None = None,
                 observers: tuple[Callable[[Tick], None], ...] = (),
                 memory: Any = None, services: Services = NO_SERVICES,
-                outcome: Callable[[], bool] | None = None) -> EpisodeResult:
-    """Tick `root` against `robot` until it finishes or `budget` steps have been taken.
+                outcome: Callable[[], bool] | None = None,
+                until_goal: bool = False) -> EpisodeResult:
+    """Tick `root` against `robot` until it finishes or `budget` steps have been taken, or, with
+    `until_goal`, until the goal holds after a step.
 
     The episode's success is `outcome()`, the benchmark's own goal test (default: the robot's
     `success`; under camera perception the session passes the scene's, declared as such).
@@ -121,7 +125,8 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
         tree.add_visitor(visitor)
     with located(root):
         tree.setup(robot=robot, memory=memory, services=services)
-    ticks = 0
+    outcome = outcome or robot.success
+    ticks, reached = 0, False
     order: dict = {}  # node id -> (place in the tree, node): the visited nodes in tree order
     while robot.steps < budget:
         with located(root):
@@ -143,13 +148,16 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
                 observe(tick)
         if finished:
             break
+        if until_goal and (reached := bool(outcome())):
+            break
     statuses = node_statuses(root)
-    ended_by = "tree" if root.status in (Status.SUCCESS, Status.FAILURE) else "budget"
-    if ended_by == "budget":
+    ended_by = ("tree" if root.status in (Status.SUCCESS, Status.FAILURE) else
+                "goal" if reached else "budget")
+    if ended_by != "tree":
         with located(root):
             root.stop(Status.INVALID)
     return EpisodeResult(
-        success=bool((outcome or robot.success)()),
+        success=reached or bool(outcome()),
         tree_status=statuses[root.name] if ended_by == "tree" else "RUNNING", steps=robot.steps,
         sim_time=round(robot.sim_time, 6), ended_by=ended_by, node_status=statuses,
         errors=list(storage().get("/errors/history", [])))

@@ -95,6 +95,16 @@ arms:
     assert [ep.arm.name for ep in narrowed.episodes()] == ["every"]
 
 
+def test_until_goal_reaches_every_episode_and_is_checked(tmp_path):
+    text = "suite: t\ntasks: [libero_goal/0]\narms: {a: {tree: pick_place}}\n"
+    assert not any(ep.until_goal for ep in load_suite(write(tmp_path, text), ROOT).episodes())
+    suite = load_suite(write(tmp_path, text + "until_goal: true\n"), ROOT)
+    assert [ep.until_goal for ep in suite.episodes()] == [True]
+    with pytest.raises(TreeError, match=r"suite.yaml:4:1: until_goal: expected true or false, "
+                                        r"got 'yes please'"):
+        load_suite(write(tmp_path, text + "until_goal: yes please\n"), ROOT)
+
+
 def test_an_arm_tasks_glob_that_matches_nothing_is_located(tmp_path):
     path = write(tmp_path, """suite: t
 tasks: [libero_goal/0]

@@ -153,6 +153,24 @@ def test_success_is_the_tasks_own_predicate_not_the_trees_status(tmp_path):
     assert (result.tree_status, result.success) == ("FAILURE", True)
 
 
+def test_until_goal_ends_the_episode_at_the_first_step_the_goal_holds(tmp_path):
+    """LIBERO's protocol: the goal held after step 5 (and broke again after step 7)."""
+    def briefly() -> bool:
+        return 5 <= robot.steps <= 7
+
+    robot = scene()
+    root = compile_node(tmp_path, "wait: {steps: 100, name: long wait}", robot)
+    result, frames = run(root, robot, budget=20, outcome=briefly, until_goal=True)
+    assert (result.ended_by, result.success, result.steps, len(frames)) == ("goal", True, 5, 5)
+    assert result.tree_status == "RUNNING" and root.status == Status.INVALID
+
+    robot = scene()
+    (tmp_path / "b").mkdir()
+    root = compile_node(tmp_path / "b", "wait: {steps: 100, name: long wait}", robot)
+    result, _ = run(root, robot, budget=20, outcome=briefly)
+    assert (result.ended_by, result.success, result.steps) == ("budget", False, 20)
+
+
 def test_a_pick_and_place_tree_achieves_the_task_on_the_kinematic_scene(tmp_path):
     robot = scene()
     result, _ = run(compile_node(tmp_path, PICK_PLACE, robot), robot)

@@ -112,7 +112,7 @@ def run_episode(ep: Episode, out: str, *, reuse: bool = True,
     session = SessionConfig(task=ep.task, seed=ep.seed, budget=ep.budget, runs=scratch,
                             record=True, frames=FrameSettings(), memory=memory,
                             perturb=tuple(ep.perturb), policies=dict(ep.policies),
-                            perception=ep.arm.perception)
+                            perception=ep.arm.perception, until_goal=ep.until_goal)
     scenes = kept_scenes() if reuse else None
     observers = (rollout.start,) if rollout else ()
     if ep.arm.plan is not None:

@@ -5,6 +5,8 @@ A suite is YAML (docs/bench.md):
     suite: smoke
     budget: 600            # step budget of every episode (an arm may override it); without
                            # it, each task's step cap (LIBERO's per suite, `Task.max_steps`)
+    until_goal: true       # an episode ends at the first step its task's goal holds (LIBERO's
+                           # evaluation protocol); default false: when its tree finishes
     timeout: 300           # wall seconds before an episode is killed and recorded as an error
     tasks: [libero_goal/put_the_bowl_on_the_plate, libero_goal_swap, libero_*_lan]
     seeds: 2               # 0..N-1, or an explicit list
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 MEMORY_MODES = ("none", "fresh", "persistent")
 TOP_KEYS = {"suite", "doc", "budget", "timeout", "tasks", "seeds", "perturbations", "arms",
-            "headline", "published", "policies"}
+            "headline", "published", "policies", "until_goal"}
 ARM_KEYS = {"tree", "plan", "with", "memory", "budget", "requires", "perception", "needs", "tasks",
             "doc"}
 PUBLISHED_KEYS = {"system", "cells", "rate", "source"}
@@ -124,6 +126,7 @@ class Episode:
     budget: int
     timeout: float
     policies: dict[str, Entry] = field(default_factory=dict)  # the suite's, named for the run
+    until_goal: bool = False  # ends at the first step the task's goal holds (LIBERO's protocol)
 
     @property
     def gpus(self) -> int:
@@ -154,6 +157,7 @@ class Suite:
     caps: dict[str, int | None] = field(default_factory=dict)  # task -> its step cap
     published: tuple[Published, ...] = ()
     policies: dict[str, Entry] = field(default_factory=dict)  # named for every episode
+    until_goal: bool = False  # every episode ends at the first step its task's goal holds
 
     def budget_of(self, arm: Arm, task: str) -> int:
         """An episode's step budget: the arm's, else the suite's, else the task's step cap,
@@ -184,7 +188,7 @@ class Suite:
     def episodes(self) -> list[Episode]:
         """Every episode, in a fixed order: arm, task, perturbation, seed."""
         return [Episode(arm, task, pname, specs, seed, self.budget_of(arm, task), self.timeout,
-                        self.policies)
+                        self.policies, self.until_goal)
                 for arm in self.arms if arm.name not in self.skipped
                 for task in self.tasks if arm.runs(task)
                 for pname, specs in self.perturbations.items() for seed in self.seeds]
@@ -418,6 +422,10 @@ def load_suite(name_or_path: str | Path, root: Path | None = None, *,
     headline = _headline(where, data, [str(n) for n in arm_specs], problems)
     published = _published(where, data, problems)
     policies = _policies(where, data, device, problems)
+    until_goal = data.get("until_goal", False)
+    if not isinstance(until_goal, bool):
+        problems.append(where.of_key(data, "until_goal").error(
+            f"expected true or false, got {until_goal!r}"))
     if problems:
         raise TreeError(problems)
     valid = tuple(a for a in arms if a is not None)
@@ -426,7 +434,7 @@ def load_suite(name_or_path: str | Path, root: Path | None = None, *,
                     "exist yet" for a in valid if a.missing(root) and not a.needs})
     return Suite(str(data["suite"]), str(path), valid, tuple(task_ids), perturbations,
                  tuple(seeds), budget, float(timeout), skipped, headline, caps, published,
-                 policies)
+                 policies, bool(until_goal))
 
 
 def _policies(where: Where, data: dict, device: str | None,

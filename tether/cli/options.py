@@ -48,6 +48,9 @@ PerceptionOpt = Annotated[str, typer.Option(
     "--perception", metavar="privileged|camera", help="What the leaves read object state from: "
     "the simulator's poses (privileged, the oracle) or the cameras only (camera: the project's "
     "segmenter on RGB-D; docs/perception.md).")]
+UntilGoalOpt = Annotated[bool, typer.Option(
+    "--until-goal/--until-tree", help="End the episode at the first step the task's goal holds "
+    "(LIBERO's evaluation protocol), or when the tree finishes (default).")]
 RecordDatasetOpt = Annotated[Path | None, typer.Option(
     "--record-dataset", metavar="DIR", help="Append each episode (both cameras, state, the "
     "commands sent, instruction, the commanding node, success) to the LeRobotDataset at DIR "

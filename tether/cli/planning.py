@@ -25,6 +25,7 @@ from tether.cli.options import (
     PoliciesOpt,
     PolicyOpt,
     Timeout,
+    UntilGoalOpt,
     Verifier,
     VerifierBackend,
     chat_config,
@@ -90,7 +91,7 @@ def do(instruction: Instruction, task: Task, backend: Backend = "memory", model:
        budget: Annotated[int, typer.Option(help="Step budget of the episode.")] = 1500,
        runs: Annotated[Path, typer.Option(help="Folder for the run directory.")] = Path("runs"),
        policy: PolicyOpt = None, policies: PoliciesOpt = None, device: DeviceOpt = None,
-       perception: PerceptionOpt = "privileged",
+       perception: PerceptionOpt = "privileged", until_goal: UntilGoalOpt = False,
        ) -> None:
     """Plan INSTRUCTION for a task and run the planned tree for one episode."""
     from tether.planning.do import DoConfig, do_instruction
@@ -102,7 +103,8 @@ def do(instruction: Instruction, task: Task, backend: Backend = "memory", model:
     try:
         record, planned = do_instruction(DoConfig(
             instruction, SessionConfig(task=task, seed=seed, runs=runs, budget=budget,
-                                       memory=memory, policies=named, perception=perception),
+                                       memory=memory, policies=named, perception=perception,
+                                       until_goal=until_goal),
             planner=_options(backend, chat, attempts), safety=_safety(safety)),
             services=services)
     finally:

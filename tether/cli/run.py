@@ -31,6 +31,7 @@ from tether.cli.options import (
     RecordDatasetOpt,
     TaskOpt,
     Timeout,
+    UntilGoalOpt,
     Verifier,
     VerifierBackend,
     WithOpt,
@@ -40,6 +41,8 @@ from tether.cli.options import (
     policies_from,
     services_for,
 )
+
+ENDED = {"tree": "finished", "budget": "budget spent", "goal": "stopped: the goal holds"}
 
 
 def run(
@@ -75,6 +78,7 @@ def run(
     device: DeviceOpt = None,
     record_dataset: RecordDatasetOpt = None,
     perception: PerceptionOpt = "privileged",
+    until_goal: UntilGoalOpt = False,
     verifier: Verifier = "sim",
     verifier_backend: VerifierBackend = "openai",
     model: Model = "",
@@ -112,7 +116,7 @@ def run(
             task=task, seed=seed, init_state=init_state, budget=budget, runs=runs,
             record=record_trace, frames=replace(DEFAULT_FRAMES, every=frame_every)
             if frame_every else FrameSettings(), memory=memory, perturb=tuple(perturb or ()),
-            policies=named, perception=perception),
+            policies=named, perception=perception, until_goal=until_goal),
             given=bindings(with_)), services=services, display=display,
             observers=(rollout.start,) if rollout else ())
     finally:
@@ -126,7 +130,7 @@ def run(
               markup=True)
     if record.perturbations:
         out.print(f"  perturbed by {', '.join(record.perturbations)}: \"{record.instruction}\"")
-    out.print(f"  tree {r.tree_status} ({'finished' if r.ended_by == 'tree' else 'budget spent'}),"
+    out.print(f"  tree {r.tree_status} ({ENDED[r.ended_by]}),"
               f" {r.steps} steps, {r.sim_time:.2f} s simulated, {record.wall_seconds:.1f} s wall")
     for e in r.errors[-3:]:
         out.print(f"  error {e['code']} at step {e['step']} in '{e['node']}': {e['message']}")

@@ -75,6 +75,7 @@ class SessionConfig:
     perturb: tuple[str, ...] = ()  # perturbation specs KIND[:k=v,...], applied in order
     policies: dict[str, Entry] = field(default_factory=dict)  # named for this episode's trees
     perception: str = "privileged"  # what leaves read object state from: privileged, camera
+    until_goal: bool = False  # end at the first step the task's goal holds (LIBERO's protocol)
 
     def __post_init__(self) -> None:
         self.runs, self.perturb = Path(self.runs), tuple(self.perturb)
@@ -245,7 +246,8 @@ class Session:
                     instruction=instruction, params=compiled.bindings,
                     observers=tuple(_outside(isolation, "trace", o) for o in observers),
                     memory=store, services=self.services,
-                    outcome=_outside(isolation, "outcome", scene.success))
+                    outcome=_outside(isolation, "outcome", scene.success),
+                    until_goal=cfg.until_goal)
         except BaseException as exc:
             if recorder is not None:
                 recorder.finish(aborted=f"{type(exc).__name__}: {exc}")
