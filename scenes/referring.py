@@ -102,7 +102,12 @@ class SceneFacts:
             problem = read_problem(task.bddl_file)
             fixtures = {f for names in problem.fixtures.values() for f in names}
         where = robot.start_pose_of if at_start else robot.pose_of
-        positions = {e: np.asarray(where(e).pos, float) for e in entities}
+        positions = {}
+        for e in entities:
+            try:
+                positions[e] = np.asarray(where(e).pos, float)
+            except TetherError:  # not seen (camera perception): a phrase needing it says so
+                continue
         return cls(entities, aliases, fixtures, positions, np.asarray(robot.eef_pose().pos))
 
     def names(self, entity: str) -> list[list[str]]:
@@ -119,7 +124,7 @@ class SceneFacts:
 
     def position(self, entity: str) -> np.ndarray:
         if entity not in self.positions:
-            raise TetherError(f"no position known for '{entity}'")
+            raise TetherError(f"no position known for '{entity}' (not seen)")
         return self.positions[entity]
 
     def regions_of(self, entity: str) -> list[str]:

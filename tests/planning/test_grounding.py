@@ -241,6 +241,27 @@ def test_a_replan_grounds_the_instruction_in_the_scene_it_was_given_in():
     assert np.allclose(SceneFacts.of(robot, at_start=True).position(BOWL), [0.10, 0.0, 0.02])
 
 
+def test_an_object_the_cameras_do_not_see_has_no_position_and_the_rest_still_ground():
+    """Camera perception: an object hidden from the cameras leaves planning to the objects seen;
+    a phrase that needs where the hidden one is says so."""
+    from tether.blackboard.world import ObjectNotFound
+
+    robot = scene()
+    seen = robot.pose_of
+
+    def pose_of(name: str):
+        if name == PLATE:
+            raise ObjectNotFound(name, f"'{name}' is not seen by agentview")
+        return seen(name)
+
+    robot.pose_of = pose_of
+    facts = SceneFacts.of(robot)
+    assert PLATE in facts.entities and PLATE not in facts.positions
+    assert np.allclose(facts.position(BOWL), seen(BOWL).pos)
+    with pytest.raises(TetherError, match=f"no position known for '{PLATE}' \\(not seen\\)"):
+        facts.position(PLATE)
+
+
 @pytest.mark.xdist_group("minilm")
 @pytest.mark.parametrize("text,goals", [  # (was: on the plate, "by" read as nothing)
     ("put the ramekin by the plate",
