@@ -23,7 +23,7 @@ from tether.bench.report import (
     write_markdown,
     write_reports,
 )
-from tether.bench.runner import EPISODES_FILE, bench
+from tether.bench.runner import EPISODES_FILE, bench, suite_rows
 from tether.bench.suite import load_suite
 from tether.cli.main import app
 
@@ -64,6 +64,24 @@ def test_resume_skips_finished_episodes(tmp_path):
     assert again == rows
     assert len(calls(out)) == len(suite.episodes()) - 2  # nothing ran the second time
     assert (out / EPISODES_FILE).read_text().count("\n") == len(rows)
+
+
+def test_selections_run_into_one_directory_keep_each_others_rows_and_report_together(tmp_path):
+    suite = make_suite(tmp_path, ["ok", "also"], seeds=2)
+    out = tmp_path / "run"
+    first = bench(suite.select(arms=["ok"]), out, workers=1, execute=fake_episode,
+                  progress=False)
+    second = bench(suite.select(arms=["also"]), out, workers=1, execute=fake_episode,
+                   progress=False)
+    assert {r["arm"] for r in first} == {"ok"} and {r["arm"] for r in second} == {"also"}
+    assert suite_rows(suite, out) == first + second  # both arms' rows are still there
+    assert len(calls(out)) == len(suite.episodes())
+    res = CliRunner().invoke(app, ["bench", str(tmp_path / "suite.yaml"), "--out", str(out),
+                                   "--arms", "ok"])  # everything resumed: nothing runs
+    assert res.exit_code == 0, res.output
+    assert len(calls(out)) == len(suite.episodes())
+    report = (out / "summary.md").read_text()
+    assert "| ok |" in report and "| also |" in report and "not selected" not in report
 
 
 def test_faulty_arms_are_episode_errors_and_the_run_goes_on(tmp_path):

@@ -1,12 +1,13 @@
 """Run a suite's episodes in parallel worker processes (or on Ray) into a run directory.
 
 `bench(suite, out)` runs every episode of the suite that `out/episodes.jsonl` does not already
-hold (so re-running resumes), `workers` at a time, with a tqdm progress bar and ETA, then writes
-the reports (`tether.bench.report`). Each episode is one `tether.session.run.run` with its seed, its
-perturbations and its arm's tree, params and memory, so its result depends only on (task,
-perturbations, seed, arm); its run directory is moved to `out/episodes/<slug>/`. A worker keeps
-its last scene and resets it for its next episode when that gives exactly the episode a fresh
-scene gives (`tether.scenes.scene_cache.SceneCache`: same task and scene-stage perturbations);
+hold (so re-running resumes; rows of other episodes there are kept), `workers` at a time, with
+a tqdm progress bar and ETA, then writes the reports (`tether.bench.report`). Each episode is
+one `tether.session.run.run` with its seed, its perturbations and its arm's tree, params and
+memory, so its result depends only on (task, perturbations, seed, arm); its run directory is
+moved to `out/episodes/<slug>/`. A worker keeps its last scene and resets it for its next
+episode when that gives exactly the episode a fresh scene gives
+(`tether.scenes.scene_cache.SceneCache`: same task and scene-stage perturbations);
 `run_episode(..., reuse=False)` builds every scene afresh.
 
 Episodes run in long-lived spawned worker processes, one episode at a time each. An episode that
@@ -376,6 +377,15 @@ def bench(suite: Suite, out: Path | str, *, workers: int | None = None, backend:
     bar.close()
     shutil.rmtree(out / "scratch", ignore_errors=True)
     rows = [done[ep.key] for ep in episodes]
-    (out / EPISODES_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows),
+    ours = {ep.key for ep in episodes}
+    others = [r for key, r in done.items() if key not in ours]  # other selections' rows stay
+    (out / EPISODES_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows + others),
                                      encoding="utf-8")
     return rows
+
+
+def suite_rows(suite: Suite, out: Path | str) -> list[dict[str, Any]]:
+    """The rows `out` holds of the suite's episodes, in suite order: what runs of several
+    selections of one suite into one directory (`--tasks`, `--arms`) have done together."""
+    done = read_rows(Path(out))
+    return [done[ep.key] for ep in suite.episodes() if ep.key in done]

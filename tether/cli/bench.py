@@ -94,7 +94,7 @@ def bench(
     from tether.bench.gate import load_summary
     from tether.bench.report import write_reports
     from tether.bench.runner import bench as run_bench
-    from tether.bench.runner import run_episode
+    from tether.bench.runner import run_episode, suite_rows
     from tether.bench.suite import load_suite
 
     if target[0] == "compare":
@@ -104,22 +104,26 @@ def bench(
         return
     if len(target) != 1:
         raise TetherError(f"expected one suite, got {' '.join(target)}")
-    suite = load_suite(target[0], device=device)
-    suite = replace(suite, policies={**suite.policies,
+    whole = load_suite(target[0], device=device)
+    whole = replace(whole, policies={**whole.policies,
                                      **policies_from(policy, policies, device)})
-    if tasks or arms:
-        suite = suite.select(tasks, arms)
+    suite = whole.select(tasks, arms) if tasks or arms else whole
     baseline = load_summary(gate) if gate else None
     run_dir = out_dir or Path("runs/bench") / suite.name
     if fresh:
         shutil.rmtree(run_dir, ignore_errors=True)
     for why in suite.skipped.values():
         err.print(f"[yellow]{why}[/]", markup=True)
-    rows = run_bench(suite, run_dir, workers=workers, backend=backend, address=address,
-                     timeout=timeout, record_dataset=record_dataset,
-                     execute=partial(run_episode, reuse=reuse_scenes,
-                                     rollouts=record_dataset is not None))
-    summary = write_reports(rows, run_dir, suite.name, suite.headline, spec=suite)
+    run_bench(suite, run_dir, workers=workers, backend=backend, address=address,
+              timeout=timeout, record_dataset=record_dataset,
+              execute=partial(run_episode, reuse=reuse_scenes,
+                              rollouts=record_dataset is not None))
+    # the report is the run directory's: every episode of the suite run there so far
+    rows = suite_rows(whole, run_dir)
+    ran = {r["arm"] for r in rows}
+    spec = replace(whole, skipped={a: why for a, why in suite.skipped.items() if a not in ran},
+                   headline=whole.headline if set(whole.headline or ("",)) <= ran else None)
+    summary = write_reports(rows, run_dir, spec.name, spec.headline, spec=spec)
     out.print((run_dir / "summary.md").read_text(encoding="utf-8"), markup=False)
     for problem in summary["export_problems"]:
         err.print(f"[yellow]replay not exported: {problem}[/]", markup=True)
