@@ -36,6 +36,15 @@ def test_run_exits_0_when_the_task_succeeds_and_1_when_it_fails(tmp_path, budget
     assert "Traceback" not in done.stderr
 
 
+def test_run_until_goal_stops_when_the_goal_holds_before_the_tree_finishes(tmp_path):
+    """LIBERO's protocol: the bowl is on the plate while the tree still lets go and verifies."""
+    done = tether_run(tmp_path, str(LIBRARY / "pick_place.yaml"), "--task", TASK, "--seed", "0",
+                      "--no-record", "--until-goal")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"SUCCESS  task {TASK} (init state 0)" in done.stdout
+    assert "tree RUNNING (stopped: the goal holds)" in done.stdout
+
+
 def test_run_exits_2_with_one_error_line_for_a_malformed_tree(tmp_path):
     tree = tmp_path / "broken.yaml"
     tree.write_text("root:\n  sequence: [\n")
