@@ -24,9 +24,11 @@ def tether(*args: str):
 
 @pytest.fixture(scope="module")
 def collected(tmp_path_factory) -> Path:
-    """Two init states of one task, no perturbation but the always-on robot pose, 64x64."""
+    """Two init states (1 and 2) of one task, no perturbation but the always-on robot pose,
+    64x64."""
     root = tmp_path_factory.mktemp("perception") / "seg"
-    result = tether("collect-perception", TASK, "--init-states", "2", "--variant", "",
+    result = tether("collect-perception", TASK, "--init-states", "2", "--first-init-state", "1",
+                    "--variant", "",
                     "--size", "64", "--out", str(root))
     assert result.exit_code == 0, result.output
     assert re.search(r"rendered 4 frames \(1 scenes built\)", result.output), result.output
@@ -40,7 +42,7 @@ def test_collected_frames_carry_the_simulators_instance_labels(collected: Path):
     frames = load(collected)
     assert len(frames) == 4 and frames.rgb.shape == (4, 64, 64, 3)
     assert [r["camera"] for r in frames.records] == ["agentview", "robot0_eye_in_hand"] * 2
-    assert [r["init_state"] for r in frames.records] == [0, 0, 1, 1]
+    assert [r["init_state"] for r in frames.records] == [1, 1, 2, 2]
     agent = frames.records[0]
     assert {i["entity"] for i in agent["instances"]} == {
         "akita_black_bowl_1", "akita_black_bowl_2", "akita_black_bowl_3", "plate_1"}

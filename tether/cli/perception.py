@@ -1,6 +1,7 @@
 """The perception verbs of the `tether` command: render a labelled dataset, train the segmenter.
 
-    tether collect-perception TASK... --out DIR [--init-states N] [--variant SPEC]...
+    tether collect-perception TASK... --out DIR [--init-states N] [--first-init-state K]
+                              [--variant SPEC]...
     tether train-perception DATASET... --out DIR [--steps N] [--minutes M]
 
 Each parses arguments and calls the library function tests call too
@@ -23,7 +24,9 @@ def collect_perception(
                                                "(SUITE/TASK_NAME or SUITE/INDEX).")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="New dataset folder.")] = Path(
         "data/perception"),
-    init_states: Annotated[int, typer.Option(min=1, help="Init states 0..N-1 of each task.")] = 10,
+    init_states: Annotated[int, typer.Option(min=1, help="Init states per task.")] = 10,
+    first_init_state: Annotated[int, typer.Option(min=0, help="The first of them (keep a "
+                                                  "benchmark's evaluated ones out).")] = 0,
     variants: Annotated[list[str] | None, typer.Option(
         "--variant", metavar="KIND[:k=v,...]",
         help="An appearance variant (a perturbation; '' for none); repeatable. Default: none, "
@@ -39,6 +42,7 @@ def collect_perception(
     from tether.datasets.perception import collect_perception as run_collect
 
     config = PerceptionCollectConfig(tasks=tasks, out=out_dir, init_states=init_states,
+                                     first_init_state=first_init_state,
                                      variants=tuple(variants) if variants else VARIANTS,
                                      size=(size, size), seed=seed)
     with LazyBar("scenes", "scene") as bar:

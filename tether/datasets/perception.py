@@ -30,12 +30,13 @@ ALWAYS = "robot_init_pose:scale=0.3"
 
 @dataclass(frozen=True)
 class PerceptionCollectConfig:
-    """What to render: `tasks` x `variants` x init states `0..init_states-1`, every camera in
-    `cameras` at `size`; `seed` seeds the perturbations."""
+    """What to render: `tasks` x `variants` x `init_states` init states from `first_init_state`
+    (those a task has), every camera in `cameras` at `size`; `seed` seeds the perturbations."""
 
     tasks: Sequence[str]
     out: Path
     init_states: int = 10
+    first_init_state: int = 0
     variants: Sequence[str] = VARIANTS
     cameras: Sequence[str] = CAMERAS
     size: tuple[int, int] = (128, 128)
@@ -65,10 +66,13 @@ def collect_perception(config: PerceptionCollectConfig,
     if config.out.exists():
         raise TetherError(f"{config.out} exists; collect-perception writes a new dataset "
                           f"(choose another --out)")
-    if config.init_states < 1:
-        raise TetherError(f"init states must be at least 1, not {config.init_states}")
+    if config.init_states < 1 or config.first_init_state < 0:
+        raise TetherError(f"init states must be at least 1 from a first one >= 0, not "
+                          f"{config.init_states} from {config.first_init_state}")
     variants = {v: [build(ALWAYS), *([build(v)] if v else [])] for v in config.variants}
-    counts = {t: min(config.init_states, get_task(t).num_init_states) for t in config.tasks}
+    first = config.first_init_state
+    states = {t: range(first, min(first + config.init_states, get_task(t).num_init_states))
+              for t in config.tasks}
     from tether.scenes.observations import Observer
     from tether.scenes.scene_cache import SceneCache
 
@@ -76,19 +80,19 @@ def collect_perception(config: PerceptionCollectConfig,
     writer = DatasetWriter(config.out, config.size, info={"collect": {
         **{k: v for k, v in asdict(config).items() if k != "out"}, "always": ALWAYS}})
     scenes = SceneCache(size=1)
-    total = sum(counts.values()) * len(variants)
+    total = sum(map(len, states.values())) * len(variants)
     done, skipped, observer = 0, [], None
     try:
         for task in config.tasks:
             for variant, perturbations in variants.items():
                 scene_stage = any(p.stage == SCENE for p in perturbations)
-                for init_state in range(counts[task]):
+                for init_state in states[task]:
                     seed = config.seed if scene_stage else config.seed + init_state
                     try:
                         scene = scenes.open(task, perturbations, init_state=init_state, seed=seed)
                     except TetherError as exc:
                         skipped.append(f"{task} {variant}: {exc}")
-                        done += counts[task] - init_state
+                        done += states[task].stop - init_state
                         break
                     if observer is None or observer.scene is not scene:
                         if observer is not None:
