@@ -68,7 +68,7 @@ def test_move_to_long_form_names_the_target(tmp_path):
 
 def test_parameters_take_their_defaults(tmp_path):
     built = compile_node(tmp_path, "move_to: [0, 0, 0.1]")
-    assert (built.tolerance, built.max_steps, built.stuck_steps, built.yaw) == (0.01, 300, 40, None)
+    assert (built.tolerance, built.max_steps, built.stuck_steps, built.yaw) == (0.01, 300, 20, None)
 
 
 def test_a_composite_is_a_list_of_children_or_a_mapping_with_children_and_a_name(tmp_path):
