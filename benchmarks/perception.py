@@ -4,8 +4,9 @@ category and per appearance variant, beside localization from the simulator's ow
 
 The frames are a perception dataset's (`tether collect-perception`) whose init state is held out
 of training (`init_state % holdout == holdout - 1`). IoU is over all held-out pixels of a
-category. Localization fuses the agent-view and wrist frames of one scene: the segmenter's
-category masks go through `localize_instances` (copies split by connected components), the
+category (the model's own label). Localization fuses the agent-view and wrist frames of one
+scene: the segmenter's category masks, look-alikes merged as the camera world merges them
+(`scene_masks`), go through `localize_instances` (copies split by connected components), the
 simulator's instance masks through `localize`; each true instance (its geometry box's centre) is
 matched to the nearest unmatched estimate of its category ('found'; an instance with none is
 missed), and counted 'within 1.5 cm' when that estimate is. Errors are 3-D distances in cm
@@ -30,6 +31,7 @@ CLOSE = 0.015  # m: the error a camera-mode grasp tolerates
 
 def localization_errors(frames, labels, segmenter_categories):
     """Per true instance: (category, variant, learned error or None, privileged error or None)."""
+    from tether.models.perception.category_segmenter import scene_masks
     from tether.models.perception.dataset import geometry_of
     from tether.scenes.localization import Sighting, localize, localize_instances
 
@@ -39,19 +41,20 @@ def localization_errors(frames, labels, segmenter_categories):
     rows = []
     for (_, _, variant, _), idx in groups.items():
         truth = {inst["entity"]: inst for i in idx for inst in frames.records[i]["instances"]}
+        categories = sorted({t["category"] for t in truth.values()})
         learned, privileged = [], []
         for i in idx:
             geometry = geometry_of(frames.records[i])
-            learned.append(Sighting(geometry, frames.depth[i], {
-                c: labels[i] == k for k, c in enumerate(segmenter_categories, start=1)}))
+            learned.append(Sighting(geometry, frames.depth[i], scene_masks({
+                c: labels[i] == k for k, c in enumerate(segmenter_categories, start=1)},
+                categories)))
             privileged.append(Sighting(geometry, frames.depth[i], {
                 inst["entity"]: frames.instance[i] == inst["id"]
                 for inst in frames.records[i]["instances"]}))
         oracle = localize(privileged, list(truth))
-        for category in {t["category"] for t in truth.values()}:
+        for category in categories:
             entities = [e for e, t in truth.items() if t["category"] == category]
-            found = localize_instances(learned, category) if category in \
-                segmenter_categories else []
+            found = localize_instances(learned, category)
             pairs = sorted((float(np.linalg.norm(f.position - truth[e]["centre"])), e, j)
                            for e in entities for j, f in enumerate(found))
             matched, used = {}, set()

@@ -122,6 +122,7 @@ class CameraWorld:
         self.segmenter = loaded(self.config.checkpoint)
         self.observer = Observer(scene)  # type: ignore[arg-type]
         self.names = scene.objects()
+        self.categories = sorted({category_of(n) for n in self.names})
         self.estimates: dict[str, Estimate] = {}
         self.first: dict[str, Estimate] = {}
         self.looked_at: int | None = None
@@ -192,15 +193,19 @@ class CameraWorld:
         return share >= (SURE if jump > JUMP else CONFIDENT)
 
     def _segment(self, views: list) -> list[dict[str, np.ndarray]]:
-        """Category masks of every view's frame, in one batch on one CPU thread (the tick's
-        thread: more threads only wait on each other on a shared machine)."""
+        """The scene's category masks of every view's frame (look-alikes merged:
+        `scene_masks`), in one batch on one CPU thread (the tick's thread: more threads only wait
+        on each other on a shared machine)."""
         import torch
+
+        from tether.models.perception.category_segmenter import scene_masks
 
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:  # the robot's own body is never an object
-            return self.segmenter.category_masks_batch(np.stack([v.rgb for v in views]),
-                                                       ignore=np.stack([v.own for v in views]))
+            masks = self.segmenter.category_masks_batch(np.stack([v.rgb for v in views]),
+                                                        ignore=np.stack([v.own for v in views]))
+            return [scene_masks(m, self.categories) for m in masks]
         finally:
             torch.set_num_threads(threads)
 

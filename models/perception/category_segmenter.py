@@ -12,7 +12,10 @@ protocol (`perception: {checkpoint: DIR}` in a tree): it renders the camera at t
 labels it, and gives each requested entity a connected component of its category's pixels,
 largest first in the order the entities are asked for: which of two identical bowls gets which
 component is not known to a category segmenter, so look-alikes are told apart by where they are
-(`tether.scenes.localization.localize_instances`), not by name.
+(`tether.scenes.localization.localize_instances`), not by name. Look-alike categories (one
+vocabulary noun: `akita_black_bowl` and `black_bowl` are both "black bowl") are one thing to
+the model; `scene_masks` gives a scene's category the pixels of its look-alikes too when the
+scene has no object of theirs.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import numpy as np
 from tether.errors import TetherError, did_you_mean
 from tether.models.perception.base import MODELS
 from tether.scenes.robot import Robot
-from tether.scenes.vocabulary import category_of
+from tether.scenes.vocabulary import category_of, noun
 
 CONFIG = "config.json"
 WEIGHTS = "weights.pt"
@@ -212,7 +215,8 @@ class LearnedPerception:
         if frame is None:
             raise TetherError(f"model perception needs camera images; {type(robot).__name__} "
                               f"renders none for '{camera}'")
-        by_category = segmenter.category_masks(frame)
+        by_category = scene_masks(segmenter.category_masks(frame),
+                                  sorted({category_of(n) for n in names}))
         out: dict[str, np.ndarray] = {}
         for category, mask in by_category.items():
             entities = [n for n in names if category_of(n) == category]
@@ -220,6 +224,24 @@ class LearnedPerception:
                                     strict=False):
                 out[entity] = resize_mask(part, tuple(size))
         return out
+
+
+def scene_masks(masks: Mapping[str, np.ndarray], categories: Sequence[str]
+                ) -> dict[str, np.ndarray]:
+    """The masks of a scene's `categories` from a segmenter's `masks` by label: each category's
+    own pixels, and those of a label no object of the scene has whose noun is the category's
+    (and no other scene category's): a category segmenter cannot tell look-alikes apart, the
+    scene says which of them is there."""
+    nouns = {c: noun(c) for c in categories}
+    owner: dict[str, list[np.ndarray]] = {}
+    for label, mask in masks.items():
+        if label in nouns:
+            owner.setdefault(label, []).append(mask)
+            continue
+        alike = [c for c, n in nouns.items() if n == noun(label)]
+        if len(alike) == 1:
+            owner.setdefault(alike[0], []).append(mask)
+    return {c: np.logical_or.reduce(parts) for c, parts in owner.items()}
 
 
 def resize_mask(mask: np.ndarray, size: tuple[int, int]) -> np.ndarray:

@@ -142,6 +142,22 @@ def test_the_batched_masks_are_each_frames_masks_without_the_ignored_pixels():
             assert np.array_equal(mask, single[k][category] & ~ignore[k]), (k, category)
 
 
+def test_a_scene_category_takes_the_pixels_of_a_look_alike_label_the_scene_has_no_object_of():
+    """`black_bowl` and `akita_black_bowl` are both "black bowl": in a scene of black bowls the
+    model's akita pixels are theirs; in a scene with both, each keeps its own; a label of
+    another noun is never taken."""
+    akita, black, plate = _square(slice(0, 2), slice(0, 2)), _square(slice(4, 6), slice(4, 6)), \
+        _square(slice(6, 8), slice(0, 2))
+    masks = {"akita_black_bowl": akita, "black_bowl": black, "plate": plate}
+    only_black = category_segmenter.scene_masks(masks, ["black_bowl", "yellow_plate"])
+    assert set(only_black) == {"black_bowl"}
+    assert np.array_equal(only_black["black_bowl"], akita | black)
+    both = category_segmenter.scene_masks(masks, ["akita_black_bowl", "black_bowl", "plate"])
+    assert {c: m.sum() for c, m in both.items()} == {"akita_black_bowl": 4, "black_bowl": 4,
+                                                      "plate": 4}
+    assert category_segmenter.scene_masks({"popcorn": plate}, ["butter"]) == {}
+
+
 @pytest.mark.slow
 def test_the_committed_checkpoint_localizes_three_identical_bowls_of_a_held_out_init_state():
     """The committed segmenter's masks, fused over agent view and wrist, put each of three
