@@ -191,7 +191,7 @@ register(NodeType(
             "approach": Spec(Float(0.0), 0.10, "length of the straight way in (m)"),
             "tolerance": Spec(Float(0.0), 0.008, "success radius (m)"),
             "max_steps": Spec(Int(1), 300, "step cap"),
-            "stuck_steps": Spec(Int(1), 20, "steps without 2 mm of progress that mean STUCK"),
+            "stuck_steps": Spec(Int(1), 40, "steps without 2 mm of progress that mean STUCK"),
             "allow": Spec(ENTITIES, (), "entities the path to the way in may touch"),
             "planning_checks": PLANNING_CHECKS},
     primary="object", label=lambda p: f"plan_grasp {p['object']}"))
