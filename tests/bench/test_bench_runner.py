@@ -26,6 +26,7 @@ from tether.bench.report import (
 from tether.bench.runner import EPISODES_FILE, bench, suite_rows
 from tether.bench.suite import load_suite
 from tether.cli.main import app
+from tether.errors import TetherError
 
 ROOT = Path(__file__).resolve().parents[2]
 TREE = ROOT / "trees/library/pick_place.yaml"
@@ -82,6 +83,18 @@ def test_selections_run_into_one_directory_keep_each_others_rows_and_report_toge
     assert len(calls(out)) == len(suite.episodes())
     report = (out / "summary.md").read_text()
     assert "| ok |" in report and "| also |" in report and "not selected" not in report
+
+
+def test_a_perturbation_selection_runs_only_its_conditions_and_names_them_when_none_match(
+        tmp_path):
+    suite = make_suite(tmp_path, ["ok"], seeds=2)
+    out = tmp_path / "run"
+    rows = bench(suite.select(perturbations=["noi*"]), out, workers=1, execute=fake_episode,
+                 progress=False)
+    assert [r["perturbation"] for r in rows] == ["noisy", "noisy"]
+    assert len(calls(out)) == 2
+    with pytest.raises(TetherError, match=r"--perturbations glare matches none .*\(none, noisy\)"):
+        suite.select(perturbations=["glare"])
 
 
 def test_faulty_arms_are_episode_errors_and_the_run_goes_on(tmp_path):

@@ -164,16 +164,26 @@ class Suite:
         else tether's default (`DEFAULT_BUDGET`)."""
         return arm.budget or self.budget or self.caps.get(task) or DEFAULT_BUDGET
 
-    def select(self, tasks: list[str] | None = None, arms: list[str] | None = None) -> Suite:
+    def select(self, tasks: list[str] | None = None, arms: list[str] | None = None,
+               perturbations: list[str] | None = None) -> Suite:
         """The suite restricted to the tasks whose id (`SUITE/TASK`) or suite/set name matches
-        one of the globs `tasks`, and to the arms named in `arms` (the others are skipped, so
-        reports still list them; `tether bench --tasks --arms`); None keeps all."""
+        one of the globs `tasks`, to the arms named in `arms` (the others are skipped, so
+        reports still list them) and to the perturbation conditions whose name matches one of
+        the globs `perturbations` (`tether bench --tasks --arms --perturbations`); None keeps
+        all."""
         from dataclasses import replace
 
         kept = tuple(t for t in self.tasks if tasks is None or matches(t, tasks))
         if not kept:
             raise TetherError(f"--tasks {' '.join(tasks or ())} matches none of the tasks of "
                               f"suite '{self.name}' ({len(self.tasks)} tasks)")
+        conditions = {name: specs for name, specs in self.perturbations.items()
+                      if perturbations is None
+                      or any(fnmatch.fnmatch(name, p) for p in perturbations)}
+        if not conditions:
+            raise TetherError(f"--perturbations {' '.join(perturbations or ())} matches none of "
+                              f"the perturbations of suite '{self.name}' "
+                              f"({', '.join(self.perturbations)})")
         names = [a.name for a in self.arms]
         for name in arms or ():
             if name not in names:
@@ -182,7 +192,7 @@ class Suite:
         left = {a.name for a in self.arms if arms is None or a.name in arms}
         skipped = {**{a: f"arm '{a}' not selected (--arms)" for a in names if a not in left},
                    **self.skipped}
-        return replace(self, tasks=kept, skipped=skipped,
+        return replace(self, tasks=kept, perturbations=conditions, skipped=skipped,
                        headline=self.headline if set(self.headline or ()) <= left else None)
 
     def episodes(self) -> list[Episode]:

@@ -84,6 +84,9 @@ def bench(
                                         "'libero_goal_*'.")] = None,
     arms: Annotated[list[str] | None, typer.Option(
         "--arms", metavar="ARM", help="Run only these arms of the suite (repeatable).")] = None,
+    perturbations: Annotated[list[str] | None, typer.Option(
+        "--perturbations", metavar="GLOB", help="Run only the suite's perturbation conditions "
+                                                "whose name matches (repeatable).")] = None,
     policy: PolicyOpt = None,
     policies: PoliciesOpt = None,
     device: DeviceOpt = None,
@@ -107,7 +110,8 @@ def bench(
     whole = load_suite(target[0], device=device)
     whole = replace(whole, policies={**whole.policies,
                                      **policies_from(policy, policies, device)})
-    suite = whole.select(tasks, arms) if tasks or arms else whole
+    suite = (whole.select(tasks, arms, perturbations) if tasks or arms or perturbations
+             else whole)
     baseline = load_summary(gate) if gate else None
     run_dir = out_dir or Path("runs/bench") / suite.name
     if fresh:
