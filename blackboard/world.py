@@ -17,7 +17,8 @@ What camera mode still takes from the simulator, each under a named exception co
 table's regions, cabinets and stoves stand; they do not move by themselves), `articulation`
 (joints of fixtures, and open/closed/on/off), `collision geometry` (ray casts and motion
 planning against the scene's geometry), `identity` (which copy of a category the task file
-names: the region its `:init` puts it in, read once at the first look).
+names: the region or fixture its `:init` puts it on or in, read once at the first look; a copy
+put on another object is found by that object, as the cameras see it).
 
 An estimate is refreshed at the first question after `period` control steps, and whenever a
 `localize` node asks (`look`); an object seen once and hidden now keeps its last estimate,
@@ -211,7 +212,7 @@ class CameraWorld:
 
     def _assign(self, labels: list[str], found: list[Located]) -> dict[str, Located]:
         """Which instance is which label: nearest to each label's last estimate, else to where
-        the task file starts it (`identity`), by an optimal assignment."""
+        the task file starts it (`_anchor`), by an optimal assignment."""
         from scipy.optimize import linear_sum_assignment
 
         if not found:
@@ -224,14 +225,19 @@ class CameraWorld:
         rows, cols = linear_sum_assignment(cost)
         return {labels[r]: found[c] for r, c in zip(rows, cols, strict=True)}
 
-    def _anchor(self, name: str) -> np.ndarray:
+    def _anchor(self, name: str, chain: tuple[str, ...] = ()) -> np.ndarray:
+        """Where `name` is believed to be: its estimate, else its start support's place: an
+        object's the same way (`the bowl on the ramekin`), a region's or fixture's from the
+        task file (`identity`)."""
         if name in self.estimates:
             return self.estimates[name].position
-        region = self.scene.start_region(name)
-        if region is None:
+        support = self.scene.start_support(name)
+        if support is None or support in chain:
             return np.zeros(3)
+        if support in self.names:
+            return self._anchor(support, (*chain, name))
         with self.scene.isolation.allowed("identity"):
-            return self.scene.pose_of(region).pos
+            return self.scene.pose_of(support).pos
 
     def after_step(self) -> None:
         """Follow the grasp by proprioception after every control step: the object nearest the
@@ -317,8 +323,8 @@ class Perceived(Robot):
     def goal(self) -> list[tuple[str, ...]]:
         return self.scene.goal()
 
-    def start_region(self, name: str) -> str | None:
-        return self.scene.start_region(name)
+    def start_support(self, name: str) -> str | None:
+        return self.scene.start_support(name)
 
     # --- objects from the cameras ------------------------------------------------------------
     def _movable(self, name: str) -> str | None:

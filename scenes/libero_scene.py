@@ -215,9 +215,10 @@ class LiberoScene(Robot):
     def objects(self) -> list[str]:
         return list(self._env.env.objects_dict)
 
-    def start_region(self, name: str) -> str | None:
+    def start_support(self, name: str) -> str | None:
         for literal in self._env.env.parsed_problem["initial_state"]:
-            if len(literal) == 3 and literal[1] == name and literal[2] in self._sites:
+            if len(literal) == 3 and literal[1] == name and (literal[2] in self._sites
+                                                             or literal[2] in self._bodies):
                 return literal[2]
         return None
 

@@ -122,8 +122,9 @@ class Robot(abc.ABC):
         regions are the scene's static layout)."""
         return self.entities()
 
-    def start_region(self, name: str) -> str | None:
-        """The region the task file puts `name` in at the start (its `:init` literal), if any."""
+    def start_support(self, name: str) -> str | None:
+        """The region, fixture or object the task file puts `name` on or in at the start (its
+        `:init` literal), if any."""
         return None
 
     def look(self) -> list[str]:

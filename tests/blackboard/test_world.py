@@ -42,14 +42,16 @@ def camera_view(task: str, config: CameraConfig | None = None
 
 
 @pytest.mark.slow
-def test_two_identical_bowls_are_told_apart_and_named_as_the_task_file_places_them():
-    with camera_view("libero_spatial/0") as (scene, robot):
+@pytest.mark.parametrize("task", ["libero_spatial/0",  # the bowls start in table regions
+                                  "libero_spatial/5"])  # on the ramekin and on the cookie box
+def test_two_identical_bowls_are_told_apart_and_named_as_the_task_file_places_them(task):
+    with camera_view(task) as (scene, robot):
         with scene.isolation.enforced():
             assert robot.look() == []
             seen = {n: robot.pose_of(n).pos for n in ("akita_black_bowl_1", "akita_black_bowl_2")}
         for name, pos in seen.items():  # a camera pose is the middle of the box it saw
             assert np.linalg.norm(pos - np.mean(scene.extent_of(name), axis=0)) < 0.02, name
-        assert dict(scene.isolation.reads) == {"identity": 2}
+        assert set(scene.isolation.reads) == {"identity"}  # regions' places, never objects'
 
 
 @pytest.mark.slow
