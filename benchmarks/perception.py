@@ -7,7 +7,8 @@ of training (`init_state % holdout == holdout - 1`). IoU is over all held-out pi
 category (the model's own label). Localization fuses the agent-view and wrist frames of one
 scene: the segmenter's category masks, look-alikes merged as the camera world merges them
 (`scene_masks`), go through `localize_instances` (copies split by connected components), the
-simulator's instance masks through `localize`; each true instance (its geometry box's centre) is
+simulator's instance masks through `localize`, both with the camera world's rules
+(`CameraConfig().localize`, docs/perception.md); each true instance (its geometry box's centre) is
 matched to the nearest unmatched estimate of its category ('found'; an instance with none is
 missed), and counted 'within 1.5 cm' when that estimate is. Errors are 3-D distances in cm
 (medians over the found). With --card the tables go into the checkpoint's
@@ -31,9 +32,12 @@ CLOSE = 0.015  # m: the error a camera-mode grasp tolerates
 
 def localization_errors(frames, labels, segmenter_categories):
     """Per true instance: (category, variant, learned error or None, privileged error or None)."""
+    from tether.blackboard.world import CameraConfig
     from tether.models.perception.category_segmenter import scene_masks
     from tether.models.perception.dataset import geometry_of
     from tether.scenes.localization import Sighting, localize, localize_instances
+
+    config = CameraConfig().localize  # the camera world's rules
 
     groups = defaultdict(list)
     for i, r in enumerate(frames.records):
@@ -51,10 +55,10 @@ def localization_errors(frames, labels, segmenter_categories):
             privileged.append(Sighting(geometry, frames.depth[i], {
                 inst["entity"]: frames.instance[i] == inst["id"]
                 for inst in frames.records[i]["instances"]}))
-        oracle = localize(privileged, list(truth))
+        oracle = localize(privileged, list(truth), config)
         for category in categories:
             entities = [e for e, t in truth.items() if t["category"] == category]
-            found = localize_instances(learned, category)
+            found = localize_instances(learned, category, config)
             pairs = sorted((float(np.linalg.norm(f.position - truth[e]["centre"])), e, j)
                            for e in entities for j, f in enumerate(found))
             matched, used = {}, set()

@@ -85,7 +85,7 @@ class CameraConfig:
     # centres 0.30 cm off at the median, 1.03 cm with the old one-pixel erosion; see
     # benchmarks/localization_geometry.py and docs/perception.md)
     localize: LocalizeConfig = field(default_factory=lambda: LocalizeConfig(
-        erode=0, low=0.5, high=99.5, gap=0.02, pad=True, far_side=True, support=0.03))
+        erode=0, low=0.5, high=99.5, gap=0.02, stray=0.1, pad=True, far_side=True, support=0.03))
 
     def __post_init__(self) -> None:
         if self.period < 1 or not self.cameras:

@@ -53,7 +53,9 @@ class LocalizeConfig:
 
     Four completions of what a camera cannot see (0 or False: off): the mask's points across a
     gap in depth wider than `gap` m from their median depth are dropped (the background a mask's
-    border takes in past the object's far edge, or the edge of an occluder in front of it);
+    border takes in past the object's far edge, or the edge of an occluder in front of it), and
+    so are pieces holding less than a `stray` share of its points that no chain of neighbouring
+    pixels closer than `gap` in space joins to the rest (a border pixel on what stands nearby);
     the bottom is lowered to the supporting surface seen around the mask when that lies at most
     `support` m under the lowest point (objects rest on something); with `far_side` the hidden
     far half of a tall object's footprint is completed: as deep along the horizontal view
@@ -66,6 +68,7 @@ class LocalizeConfig:
     high: float = 98.0
     merge: float = 0.05
     gap: float = 0.0
+    stray: float = 0.0
     support: float = 0.0
     far_side: bool = False
     pad: bool = False
@@ -77,9 +80,9 @@ class LocalizeConfig:
         if not 0.0 <= self.low < self.high <= 100.0:
             raise TetherError(f"localization: percentiles need 0 <= low < high <= 100, not "
                               f"{self.low}, {self.high}")
-        if self.gap < 0 or self.support < 0:
-            raise TetherError(f"localization: gap >= 0 and support >= 0, not "
-                              f"{self.gap}, {self.support}")
+        if self.gap < 0 or self.support < 0 or not 0.0 <= self.stray < 1.0:
+            raise TetherError(f"localization: gap >= 0, support >= 0 and 0 <= stray < 1, not "
+                              f"{self.gap}, {self.support}, {self.stray}")
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,36 @@ def _detached(depth: np.ndarray, mask: np.ndarray, gap: float) -> np.ndarray:
     return out
 
 
+def _strays(geometry: CameraGeometry, depth: np.ndarray, mask: np.ndarray,
+            config: LocalizeConfig) -> np.ndarray:
+    """The mask's pixels in pieces holding less than `stray` of its points, pieces being what
+    neighbouring pixels (8-connected) whose world points lie closer than `gap` join."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    valid = mask & np.isfinite(depth) & (depth > 0)
+    rows, cols = np.nonzero(valid)
+    points = geometry.back_project(depth, valid)  # in np.nonzero's order
+    index = np.full(mask.shape, -1)
+    index[rows, cols] = np.arange(len(rows))
+    pairs = []
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        r, c = rows + dr, cols + dc
+        inside = (r < mask.shape[0]) & (c >= 0) & (c < mask.shape[1])
+        j = np.full(len(rows), -1)
+        j[inside] = index[r[inside], c[inside]]
+        i = np.flatnonzero(j >= 0)
+        near = np.linalg.norm(points[i] - points[j[i]], axis=1) < config.gap
+        pairs.append(np.stack([i[near], j[i][near]]))
+    a, b = np.concatenate(pairs, axis=1)
+    graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(len(rows), len(rows)))
+    _, piece = connected_components(graph, directed=False)
+    small = np.bincount(piece)[piece] < config.stray * len(rows)
+    out = np.zeros_like(mask)
+    out[rows[small], cols[small]] = True
+    return out
+
+
 def _cloud(sighting: Sighting, mask: np.ndarray, config: LocalizeConfig) -> Cloud | None:
     """The view's cloud of the object `mask` shows; None when it has too few points."""
     from scipy.ndimage import binary_dilation
@@ -184,6 +217,8 @@ def _cloud(sighting: Sighting, mask: np.ndarray, config: LocalizeConfig) -> Clou
     keep = _eroded(mask, config)
     if config.gap > 0:
         keep = keep & ~_detached(sighting.depth, keep, config.gap)
+    if config.gap > 0 and config.stray > 0:
+        keep = keep & ~_strays(geometry, sighting.depth, keep, config)
     points = geometry.back_project(sighting.depth, keep)
     if len(points) < config.min_pixels:
         return None

@@ -124,6 +124,21 @@ def test_points_across_a_gap_in_depth_behind_or_in_front_are_dropped():
     assert above.points == 80 and above.upper[2] == pytest.approx(0.2)
 
 
+def test_small_pieces_apart_from_the_rest_are_dropped_large_ones_kept():
+    depth, box = _on_table(0.2, slice(20, 30), slice(20, 30))
+    stray = _blob(slice(24, 26), slice(33, 34))  # 2 pixels on something as high, 3 columns off
+    depth[stray] = depth[box][0]
+    config = LocalizeConfig(erode=0, low=0, high=100, gap=0.02, stray=0.1)
+    found = localize([Sighting(DOWN, depth, {"box_1": box | stray})], ["box_1"], config)
+    assert found["box_1"].points == 100 and found["box_1"].upper[0] < 0
+    kept = localize([Sighting(DOWN, depth, {"box_1": box | stray})], ["box_1"],
+                    LocalizeConfig(erode=0, low=0, high=100, gap=0.02))["box_1"]
+    assert kept.points == 102 and kept.upper[0] > 0
+    halves = box & ~_blob(slice(20, 30), slice(25, 26))  # an occluder's pole cuts it in two
+    assert localize([Sighting(DOWN, depth, {"box_1": halves})], ["box_1"],
+                    config)["box_1"].points == 90
+
+
 def test_a_surface_sloping_away_without_a_gap_is_kept_whole():
     depth = np.tile(np.linspace(0.7, 0.9, 64, dtype=np.float32)[:, None], (1, 64))  # 3 mm a row
     mask = _blob(slice(0, 64), slice(20, 30))
@@ -194,6 +209,8 @@ def test_absurd_settings_are_a_clear_error():
         LocalizeConfig(merge=0)
     with pytest.raises(TetherError, match="support >= 0"):
         LocalizeConfig(support=-0.01)
+    with pytest.raises(TetherError, match="0 <= stray < 1"):
+        LocalizeConfig(stray=1.5)
 
 
 @pytest.mark.slow
