@@ -249,6 +249,36 @@ def markdown(refs: list[Reference], rows: list[dict], n: int) -> str:
                       + (", ".join(failed) or "none"), ""])
 
 
+def against(rows: list[dict], oracle: list[dict], share: float = 0.8) -> str:
+    """These episodes beside another run's of the same tasks and init states (the camera table
+    beside the privileged one): per suite, both successes, their ratio and the tasks at >=
+    `share` of their episodes in each."""
+    pairs = {(r["task"], r["init_state"]): r for r in oracle}
+    lines = [f"| suite | episodes | against | ratio | tasks at >= {share:.0%} | against |",
+             "|" + " --- |" * 6]
+    suites = list(dict.fromkeys(r["task"].split("/")[0] for r in rows))
+    for suite in [*suites, None]:
+        ours = [r for r in rows if suite is None or r["task"].startswith(suite + "/")]
+        theirs = [pairs[r["task"], r["init_state"]] for r in ours
+                  if (r["task"], r["init_state"]) in pairs]
+        if len(theirs) < len(ours):
+            missing = len(ours) - len(theirs)
+            raise TetherError(f"--against has no episode for {missing} of these episodes")
+        a, b = sum(r["success"] for r in ours), sum(r["success"] for r in theirs)
+        tasks = list(dict.fromkeys(r["task"] for r in ours))
+        lines.append(f"| {suite or '**all**'} | {a}/{len(ours)} | {b}/{len(theirs)} "
+                     f"| {a / max(1, b):.1%} | {_solved(ours, share)}/{len(tasks)} | "
+                     f"{_solved(theirs, share)}/{len(tasks)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _solved(episodes: list[dict], share: float) -> int:
+    """The tasks that succeed in at least `share` of their episodes."""
+    tasks = Counter(r["task"] for r in episodes)
+    wins = Counter(r["task"] for r in episodes if r["success"])
+    return sum(wins[t] >= share * n for t, n in tasks.items())
+
+
 def main(argv: list[str] | None = None) -> str:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", nargs="*", default=list(ALL_SUITES),
@@ -264,6 +294,9 @@ def main(argv: list[str] | None = None) -> str:
                     help="what the trees' leaves read object state from (docs/perception.md)")
     ap.add_argument("--no-run", action="store_true",
                     help="run nothing: the tables of the --reuse episodes only")
+    ap.add_argument("--against", type=Path,
+                    help="another run's --json of the same episodes (the privileged table's): "
+                         "a table of both, their ratio and the tasks at >= 80%% first")
     args = ap.parse_args(argv)
     from tqdm import tqdm
 
@@ -282,6 +315,8 @@ def main(argv: list[str] | None = None) -> str:
             if args.json:
                 args.json.write_text(json.dumps(rows, indent=1))
     text = markdown(refs, rows, len(states))
+    if args.against:
+        text = against(rows, json.loads(args.against.read_text())) + "\n" + text
     print(text)
     if args.out:
         cmd = "python benchmarks/reference_success.py " + " ".join(argv or sys.argv[1:])

@@ -138,3 +138,19 @@ def test_a_bowl_is_lifted_out_of_a_drawer_it_nearly_fills(ref, tmp_path):
     (`cross`) before it comes down, so the bowl is not dragged across them."""
     rows = ref.run_reference(ref.reference_for("libero_spatial/4"), [9], tmp_path)
     assert rows[0]["success"], rows
+
+
+def test_a_table_beside_another_gives_both_their_ratio_and_the_tasks_at_80_percent(ref):
+    def rows(successes: dict[str, list[bool]]) -> list[dict]:
+        return [{"task": t, "init_state": k, "success": ok}
+                for t, oks in successes.items() for k, ok in enumerate(oks)]
+
+    camera = rows({"libero_goal/0": [True] * 4 + [False], "libero_goal/1": [False] * 5,
+                   "libero_10/0": [True] * 5})
+    privileged = rows({"libero_goal/0": [True] * 5, "libero_goal/1": [True] * 4 + [False],
+                       "libero_10/0": [True] * 5})
+    text = ref.against(camera, privileged)
+    assert "| libero_goal | 4/10 | 9/10 | 44.4% | 1/2 | 2/2 |" in text
+    assert "| **all** | 9/15 | 14/15 | 64.3% | 2/3 | 3/3 |" in text
+    with pytest.raises(ref.TetherError, match="no episode for 5"):
+        ref.against(camera, privileged[:10])
