@@ -147,7 +147,8 @@ class CameraWorld:
         seen: list[str] = []  # found this look (`updated`: and believed)
         updated: list[str] = []
         for category, labels in by_category.items():
-            found = [f for f in localize_instances(sightings, category, self.config.localize)
+            found = [f for f in localize_instances(sightings, category, self.config.localize,
+                                                   count=len(labels))
                      if self.held is None or box_distance(hand, f.lower, f.upper) > HOLD_REACH]
             for name, located in self._assign(labels, found).items():
                 seen.append(name)

@@ -42,6 +42,7 @@ from tether.scenes.projection import CameraGeometry
 if TYPE_CHECKING:
     from tether.scenes.observations import CameraView
 
+PAIR = 1.6  # a footprint this many times as long as wide may be two copies side by side
 SURFACE = 90.0  # the percentile of the heights around and under an object taken as its support
 
 
@@ -297,9 +298,11 @@ def localize(sightings: Sequence[Sighting], labels: Sequence[str],
 
 
 def localize_instances(sightings: Sequence[Sighting], label: str,
-                       config: LocalizeConfig = LocalizeConfig()) -> list[Located]:
+                       config: LocalizeConfig = LocalizeConfig(),
+                       count: int | None = None) -> list[Located]:
     """The separate objects a label's masks show (identical copies kept apart), most points
-    first; empty when no view shows one."""
+    first; empty when no view shows one. With `count` (how many copies the scene holds), copies
+    that touch in every view are split apart while fewer objects are found (`_split`)."""
     from scipy.ndimage import label as components
 
     clusters: list[list[Cloud]] = []
@@ -325,5 +328,48 @@ def localize_instances(sightings: Sequence[Sighting], label: str,
             _, i, j = best
             clusters[i] = clusters[i] + clusters.pop(j)
             merged = True
+    while count is not None and 0 < len(clusters) < count:
+        widest = max(range(len(clusters)), key=lambda i: _span(clusters[i]))
+        halves = _split(clusters[widest], config)
+        if halves is None:
+            break
+        clusters[widest:widest + 1] = halves
     found = [estimate(label, c, config) for c in clusters]
     return sorted(found, key=lambda f: -f.points)
+
+
+def _span(clouds: list[Cloud]) -> float:
+    """The longer horizontal side of the points' box."""
+    points = np.concatenate([c.points for c in clouds])[:, :2]
+    return float(np.max(points.max(axis=0) - points.min(axis=0)))
+
+
+def _split(clouds: list[Cloud], config: LocalizeConfig) -> list[list[Cloud]] | None:
+    """One object's clouds as two (2-means on the points' horizontal positions, started at the
+    two ends of their longer principal axis), or None when their footprint is not `PAIR` times
+    as long as it is wide, or the halves' middles would lie nearer than `merge`: one object,
+    not two copies touching."""
+    from scipy.cluster.vq import kmeans2
+
+    points = np.concatenate([c.points for c in clouds])[:, :2]
+    centred = points - points.mean(axis=0)
+    axes = np.linalg.svd(centred, full_matrices=False)[2]
+    along, across = centred @ axes[0], centred @ axes[1]
+    length, width = (float(np.subtract(*np.percentile(v, [config.high, config.low])))
+                     for v in (along, across))
+    if length < PAIR * width:
+        return None
+    start = points[[int(np.argmin(along)), int(np.argmax(along))]]
+    centres, side = kmeans2(points, start, minit="matrix")
+    if float(np.linalg.norm(centres[0] - centres[1])) < config.merge or min(
+            np.bincount(side, minlength=2)) < config.min_pixels:
+        return None
+    halves: list[list[Cloud]] = [[], []]
+    first = 0
+    for c in clouds:
+        mine = side[first:first + len(c.points)]
+        first += len(c.points)
+        for k in (0, 1):
+            if (mine == k).sum() >= config.min_pixels:
+                halves[k].append(Cloud(c.camera, c.points[mine == k], c.around, c.view, c.pixel))
+    return halves if all(halves) else None

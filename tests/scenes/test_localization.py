@@ -72,6 +72,19 @@ def test_identical_copies_of_one_label_are_kept_apart_and_views_fused():
     assert np.allclose(second.position, [(10 - 32) * 0.9 / 64, (32 - 25) * 0.9 / 64, 0.1])
 
 
+def test_copies_touching_in_every_view_are_split_when_the_scene_holds_more_of_them():
+    depth = np.full((64, 64), 0.9, np.float32)
+    pair = _blob(slice(20, 30), slice(10, 20)) | _blob(slice(20, 30), slice(20, 30))  # touching
+    sight = [Sighting(DOWN, depth, {"bowl": pair})]
+    assert len(localize_instances(sight, "bowl")) == 1  # one piece: one object
+    halves = localize_instances(sight, "bowl", count=2)
+    pixel = 0.9 / 64  # the table's depth over the focal length
+    middles = sorted(float(h.position[0]) / pixel for h in halves)
+    assert middles == pytest.approx([-17.0, -7.0], abs=0.6)  # columns 10-19 and 20-29
+    square = [Sighting(DOWN, depth, {"bowl": _blob(slice(20, 35), slice(10, 25))})]
+    assert len(localize_instances(square, "bowl", count=2)) == 1  # the other copy is hidden
+
+
 def test_an_instance_label_cut_in_two_by_occlusion_is_one_object():
     depth = np.full((64, 64), 0.9, np.float32)
     cut = _blob(slice(20, 30), slice(10, 20)) | _blob(slice(20, 30), slice(24, 34))
