@@ -265,10 +265,10 @@ def against(rows: list[dict], oracle: list[dict], share: float = 0.8) -> str:
             missing = len(ours) - len(theirs)
             raise TetherError(f"--against has no episode for {missing} of these episodes")
         a, b = sum(r["success"] for r in ours), sum(r["success"] for r in theirs)
-        tasks = list(dict.fromkeys(r["task"] for r in ours))
+        tasks = len({r["task"] for r in ours})
         lines.append(f"| {suite or '**all**'} | {a}/{len(ours)} | {b}/{len(theirs)} "
-                     f"| {a / max(1, b):.1%} | {_solved(ours, share)}/{len(tasks)} | "
-                     f"{_solved(theirs, share)}/{len(tasks)} |")
+                     f"| {a / max(1, b):.1%} | {_solved(ours, share)}/{tasks} | "
+                     f"{_solved(theirs, share)}/{tasks} |")
     return "\n".join(lines) + "\n"
 
 
