@@ -22,8 +22,8 @@ put on another object is found by that object, as the cameras see it).
 
 An estimate is refreshed at the first question after `period` control steps, and whenever a
 `localize` node asks (`look`); an object seen once and hidden now keeps its last estimate,
-carried with the hand while the gripper holds it; one never seen raises `ObjectNotFound`, which
-fails the asking leaf with OBJECT_NOT_FOUND (`tether.behaviours.leaf`).
+carried (moved and turned) with the hand while the gripper holds it; one never seen raises
+`ObjectNotFound`, which fails the asking leaf with OBJECT_NOT_FOUND (`tether.behaviours.leaf`).
 
     world = CameraWorld(scene, CameraConfig())
     robot = Perceived(scene, world)
@@ -55,9 +55,16 @@ EMPTY_WIDTH = 0.0028
 HOLD_REACH = 0.05  # an object whose box is this near the fingertips when they close is held
 CONFIDENT = 0.5  # a sighting with fewer points than this share of the first one is a glimpse
 SETTLED = 0.0005  # fingers moving less than this (m) in a step have stopped
+GATE = 0.2  # an object not held moves less than this (m) from one look to the next
+MARGIN = 0.01  # room a grasp needs beyond the probes (m): how far off a camera box may be
+SHIFTS = [np.zeros(3), *(np.array(v) * MARGIN for v in ((1, 0, 0), (-1, 0, 0), (0, 1, 0),
+                                                         (0, -1, 0)))]
 SURE, JUMP = 0.8, 0.04  # a sighting that moves a resting object over JUMP m needs SURE
-# A resting object's lowest visible point lies from ON_BELOW under to ON_ABOVE over its support's
-# top (m): a bowl's underside is hidden, its wall seen from above starts a little higher.
+# An object resting on or in its target has its box's bottom from ON_BELOW under the target's
+# bottom to ON_ABOVE over its top (m): the cameras complete a box down to the surface seen around
+# it, and a mug covering a plate is completed to the table, under the plate's top; a bowl's
+# underside is hidden, its wall seen from above starts a little higher. Inside the target's
+# footprint nothing rests lower, so `on` and `in` are the same test.
 ON_BELOW, ON_ABOVE = 0.03, 0.05
 
 
@@ -107,9 +114,23 @@ class Estimate:
     yaw: float = 0.0
     points: int = 0
 
-    def moved(self, by: np.ndarray) -> Estimate:
-        return Estimate(self.name, self.position + by, self.lower + by, self.upper + by,
-                        self.step, self.cameras, self.yaw, self.points)
+    def carried(self, grip: Pose, hand: Pose) -> Estimate:
+        """Where the object is when the hand that gripped it at `grip` is at `hand`: moved with
+        the hand and turned about the vertical as much as the hand turned (its box is the
+        upright box around the turned one)."""
+        turn = (Rotation.from_quat(hand.quat) * Rotation.from_quat(grip.quat).inv()
+                ).as_euler("zyx")[0]
+        about = Rotation.from_euler("z", turn)
+
+        def place(points: np.ndarray) -> np.ndarray:
+            return about.apply(points - grip.pos) + hand.pos
+
+        corners = place(np.array([[x, y, z] for x in (self.lower[0], self.upper[0])
+                                  for y in (self.lower[1], self.upper[1])
+                                  for z in (self.lower[2], self.upper[2])]))
+        return Estimate(self.name, place(self.position), corners.min(axis=0),
+                        corners.max(axis=0), self.step, self.cameras,
+                        float((self.yaw + turn) % np.pi), self.points)
 
 
 class CameraWorld:
@@ -129,7 +150,8 @@ class CameraWorld:
         self.looked_at: int | None = None
         self.looks = 0
         self.held: str | None = None
-        self._held_from: np.ndarray | None = None
+        self._grip: Pose | None = None  # the hand's pose when it took `held`
+        self._let_go: set[str] = set()  # objects let go and not seen since: they may have fallen
         self._width = scene.gripper_width()
 
     # --- looking -----------------------------------------------------------------------------
@@ -144,12 +166,13 @@ class CameraWorld:
             if name != self.held:  # a held object moves with the hand (see `estimate`)
                 by_category.setdefault(category_of(name), []).append(name)
         step, hand = self.scene.steps, self.scene.eef_pose().pos
+        held = self.estimate(self.held) if self.held is not None else None
         seen: list[str] = []  # found this look (`updated`: and believed)
         updated: list[str] = []
         for category, labels in by_category.items():
             found = [f for f in localize_instances(sightings, category, self.config.localize,
                                                    count=len(labels))
-                     if self.held is None or box_distance(hand, f.lower, f.upper) > HOLD_REACH]
+                     if held is None or not _near_held(f, hand, held)]
             for name, located in self._assign(labels, found).items():
                 seen.append(name)
                 if not self._believed(name, located):
@@ -158,6 +181,7 @@ class CameraWorld:
                                                 located.upper, step, located.cameras,
                                                 _principal_yaw(located), located.points)
                 self.first.setdefault(name, self.estimates[name])
+                self._let_go.discard(name)
                 updated.append(name)
         self.looked_at, self.looks = step, self.looks + 1
         missing = [n for n in self.names if n not in seen]
@@ -183,12 +207,13 @@ class CameraWorld:
                                   "rotation": [r(row) for row in geometry.rotation]})
 
     def _believed(self, name: str, located: Located) -> bool:
-        """Whether a sighting replaces the last estimate: any first one; later, one with at least
+        """Whether a sighting replaces the last estimate: any first one, and the first since the
+        hand let the object go (it may have dropped or tipped); later, one with at least
         `CONFIDENT` of the first sighting's points, or `SURE` of them if it moves the object
         more than `JUMP` (a resting object seen whole where it was not is believed moved; a
         fragment of something else, half hidden by the arm, is not)."""
         first, last = self.first.get(name), self.estimates.get(name)
-        if first is None or last is None:
+        if first is None or last is None or name in self._let_go:
             return True
         share = located.points / max(first.points, 1)
         jump = float(np.linalg.norm(located.position - last.position))
@@ -213,7 +238,9 @@ class CameraWorld:
 
     def _assign(self, labels: list[str], found: list[Located]) -> dict[str, Located]:
         """Which instance is which label: nearest to each label's last estimate, else to where
-        the task file starts it (`_anchor`), by an optimal assignment."""
+        the task file starts it (`_anchor`), by an optimal assignment. An instance farther than
+        `GATE` from a label's last estimate is not that object (a copy's piece, while it is
+        hidden): the label keeps its estimate."""
         from scipy.optimize import linear_sum_assignment
 
         if not found:
@@ -223,8 +250,9 @@ class CameraWorld:
         anchors = np.array([self._anchor(n) for n in labels])
         cost = np.linalg.norm(anchors[:, None, :2] - np.array(
             [f.position[:2] for f in found])[None, :, :], axis=2)
-        rows, cols = linear_sum_assignment(cost)
-        return {labels[r]: found[c] for r, c in zip(rows, cols, strict=True)}
+        gated = (cost > GATE) & np.array([n in self.estimates for n in labels])[:, None]
+        rows, cols = linear_sum_assignment(np.where(gated, 2 * GATE + cost.max(), cost))
+        return {labels[r]: found[c] for r, c in zip(rows, cols, strict=True) if not gated[r, c]}
 
     def _anchor(self, name: str, chain: tuple[str, ...] = ()) -> np.ndarray:
         """Where `name` is believed to be: its estimate, else its start support's place: an
@@ -243,14 +271,15 @@ class CameraWorld:
     def after_step(self) -> None:
         """Follow the grasp by proprioception after every control step: the object nearest the
         fingertips when they stop closing short of shut is held, until they open; it moves
-        with the hand meanwhile."""
+        and turns with the hand meanwhile (`Estimate.carried`)."""
         scene = self.scene
         width, last = scene.gripper_width(), self._width
         self._width = width
         if scene.gripper_command != CLOSE or width <= EMPTY_WIDTH:
-            if self.held is not None and self._held_from is not None:  # it stays where it went
-                self.estimates[self.held] = self.estimates[self.held].moved(
-                    scene.eef_pose().pos - self._held_from)
+            if self.held is not None and self._grip is not None:  # it stays where it went
+                self.estimates[self.held] = self.estimates[self.held].carried(
+                    self._grip, scene.eef_pose())
+                self._let_go.add(self.held)
             self.held = None
             return
         if self.held is None and abs(width - last) < SETTLED:
@@ -258,7 +287,7 @@ class CameraWorld:
             near = [(box_distance(hand, e.lower, e.upper), n) for n, e in self.estimates.items()]
             near = [x for x in near if x[0] <= HOLD_REACH]
             if near:
-                self.held, self._held_from = min(near)[1], hand.copy()
+                self.held, self._grip = min(near)[1], scene.eef_pose()
 
     # --- answering ---------------------------------------------------------------------------
     def current(self) -> None:
@@ -274,12 +303,20 @@ class CameraWorld:
             raise ObjectNotFound(name, f"'{name}' is not seen by "
                                        f"{' or '.join(self.config.cameras)}")
         e = self.estimates[name]
-        if name == self.held and self._held_from is not None:
-            return e.moved(self.scene.eef_pose().pos - self._held_from)
+        if name == self.held and self._grip is not None:
+            return e.carried(self._grip, self.scene.eef_pose())
         return e
 
     def close(self) -> None:
         self.observer.close()
+
+
+def _near_held(found: Located, hand: np.ndarray, held: Estimate) -> bool:
+    """Whether a sighting may be the held object itself or hold its pixels: a box within
+    `HOLD_REACH` of the hand, or one the held object's box reaches into (a plate the held mug
+    is being set down on)."""
+    return box_distance(hand, found.lower, found.upper) <= HOLD_REACH or bool(
+        np.all(found.lower <= held.upper) and np.all(held.lower <= found.upper))
 
 
 def _principal_yaw(located: Located) -> float:
@@ -376,16 +413,17 @@ class Perceived(Robot):
             centre = (low + high) / 2
             inside = bool(np.all(centre[:2] >= t_low[:2] - 0.01)
                           and np.all(centre[:2] <= t_high[:2] + 0.01))
-            if name == "on":
-                return inside and t_high[2] - ON_BELOW <= low[2] <= t_high[2] + ON_ABOVE
             return inside and t_low[2] - ON_BELOW <= low[2] <= t_high[2] + ON_ABOVE
         with self._layout("articulation"):
             return self.scene.goal_predicate(name, args)
 
     # --- the scene's geometry, under declared exceptions -------------------------------------
     def clear_from_above(self, points: list[np.ndarray], *, ignore: str) -> bool:
+        """Room around the points wherever within `MARGIN` the cameras' box may have put them:
+        the points are also tried shifted that much each way horizontally."""
         with self._layout("collision geometry"):
-            return self.scene.clear_from_above(points, ignore=ignore)
+            return all(self.scene.clear_from_above([p + shift for p in points], ignore=ignore)
+                       for shift in SHIFTS)
 
     def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str | None
                   ) -> list[np.ndarray]:

@@ -24,7 +24,9 @@ Labels that are instances (entity names, instance ids) are localized by `localiz
 per label, however many pieces occlusion cuts its mask into. A label shared by identical copies
 (a category's mask from a category segmenter) goes to `localize_instances`, which keeps the
 copies apart: each view's mask is split into connected components, and components of all views
-whose positions are closer than `merge` are one object. An object no view shows is a `NotFound`
+whose positions are closer than `merge` are one object; knowing how many copies there are, it
+joins the pieces an occluder cut apart and splits copies that touch. An object no view shows is a
+`NotFound`
 with the reason, never a guess.
 """
 
@@ -301,8 +303,10 @@ def localize_instances(sightings: Sequence[Sighting], label: str,
                        config: LocalizeConfig = LocalizeConfig(),
                        count: int | None = None) -> list[Located]:
     """The separate objects a label's masks show (identical copies kept apart), most points
-    first; empty when no view shows one. With `count` (how many copies the scene holds), copies
-    that touch in every view are split apart while fewer objects are found (`_split`)."""
+    first; empty when no view shows one. With `count` (how many copies the scene holds), pieces
+    whose boxes lie nearer than `merge` are joined while more objects are found (an occluder
+    cuts one in two), and copies that touch in every view are split apart while fewer are
+    (`_split`)."""
     from scipy.ndimage import label as components
 
     clusters: list[list[Cloud]] = []
@@ -328,6 +332,13 @@ def localize_instances(sightings: Sequence[Sighting], label: str,
             _, i, j = best
             clusters[i] = clusters[i] + clusters.pop(j)
             merged = True
+    while count is not None and len(clusters) > count:  # pieces of one object an occluder cut
+        boxes = [estimate(label, c, config) for c in clusters]
+        gap, i, j = min((_gap(boxes[i], boxes[j]), i, j) for i in range(len(clusters))
+                        for j in range(i + 1, len(clusters)))
+        if gap >= config.merge:
+            break
+        clusters[i] = clusters[i] + clusters.pop(j)
     while count is not None and 0 < len(clusters) < count:
         widest = max(range(len(clusters)), key=lambda i: _span(clusters[i]))
         halves = _split(clusters[widest], config)
@@ -336,6 +347,11 @@ def localize_instances(sightings: Sequence[Sighting], label: str,
         clusters[widest:widest + 1] = halves
     found = [estimate(label, c, config) for c in clusters]
     return sorted(found, key=lambda f: -f.points)
+
+
+def _gap(a: Located, b: Located) -> float:
+    """How far apart two boxes are (0 when they touch or overlap)."""
+    return float(np.linalg.norm(np.maximum(0.0, np.maximum(a.lower - b.upper, b.lower - a.upper))))
 
 
 def _span(clouds: list[Cloud]) -> float:

@@ -12,9 +12,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
-from tether.blackboard.world import SEGMENTER, CameraConfig, CameraWorld, ObjectNotFound, perceive
+from tether.blackboard.world import (
+    SEGMENTER,
+    CameraConfig,
+    CameraWorld,
+    Estimate,
+    ObjectNotFound,
+    perceive,
+)
 from tether.errors import TetherError
+from tether.scenes.robot import Pose
 from tether.session.run import RunConfig, run
 from tether.session.session import SessionConfig
 
@@ -80,6 +89,22 @@ def test_a_camera_episode_succeeds_by_the_task_test_reading_only_declared_except
     assert record.result.success and record.perception == "camera"
     assert set(record.privileged_reads) <= DECLARED and record.privileged_reads["outcome"] == 1
     assert "IsolationError" not in str(record.result.errors)
+
+
+def test_a_held_object_moves_and_turns_with_the_hand():
+    """A bowl gripped by its rim 5 cm from its middle, carried 10 cm along +y while the wrist
+    turns a quarter: its middle swings round the fingers, its box turns with it."""
+    bowl = Estimate("bowl_1", np.array([0.05, 0.0, 0.92]), np.array([-0.01, -0.05, 0.90]),
+                    np.array([0.11, 0.05, 0.95]), step=3, cameras=("agentview",), yaw=0.0)
+    down = np.array([1.0, 0.0, 0.0, 0.0])  # the hand pointing down, unturned
+    quarter = (Rotation.from_euler("z", np.pi / 2) * Rotation.from_quat(down)).as_quat()
+    grip = Pose(np.array([0.0, 0.0, 0.93]), down)
+    held = bowl.carried(grip, Pose(np.array([0.0, 0.1, 1.03]), quarter))
+    assert np.allclose(held.position, [0.0, 0.15, 1.02])
+    assert np.allclose(held.lower, [-0.05, 0.09, 1.00])
+    assert np.allclose(held.upper, [0.05, 0.21, 1.05])
+    assert held.yaw == pytest.approx(np.pi / 2) and held.step == 3
+    assert np.allclose(bowl.carried(grip, grip).lower, bowl.lower)  # not moved: where it was
 
 
 def test_an_unknown_perception_mode_is_a_clear_error_before_the_scene_loads(tmp_path):

@@ -85,6 +85,25 @@ def test_copies_touching_in_every_view_are_split_when_the_scene_holds_more_of_th
     assert len(localize_instances(square, "bowl", count=2)) == 1  # the other copy is hidden
 
 
+def test_pieces_an_occluder_cuts_apart_are_joined_when_the_scene_holds_fewer_copies():
+    depth = np.full((64, 64), 0.9, np.float32)  # a pixel is 1.4 cm on the table
+    config = LocalizeConfig(erode=0, merge=0.05)
+    # one copy cut in two by something 2 columns (3 cm) wide in front of it, the other apart
+    cut = _blob(slice(20, 30), slice(4, 12)) | _blob(slice(20, 30), slice(14, 22))
+    far = _blob(slice(20, 30), slice(45, 55))
+    sight = [Sighting(DOWN, depth, {"plate": cut | far})]
+    assert len(localize_instances(sight, "plate", config)) == 3  # not told how many there are
+    whole, other = localize_instances(sight, "plate", config, count=2)
+    pixel = 0.9 / 64
+    assert whole.points == 160 and other.points == 100  # both pieces (8x10 each)
+    assert whole.upper[0] - whole.lower[0] > 16 * pixel  # spans the gap
+    assert other.position[0] / pixel == pytest.approx(17.5, abs=0.6)
+    # pieces farther apart than `merge` stay apart: not one object
+    apart = _blob(slice(20, 30), slice(4, 12)) | _blob(slice(20, 30), slice(20, 28))
+    assert len(localize_instances([Sighting(DOWN, depth, {"plate": apart | far})], "plate",
+                                  config, count=2)) == 3
+
+
 def test_an_instance_label_cut_in_two_by_occlusion_is_one_object():
     depth = np.full((64, 64), 0.9, np.float32)
     cut = _blob(slice(20, 30), slice(10, 20)) | _blob(slice(20, 30), slice(24, 34))
