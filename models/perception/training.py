@@ -189,12 +189,15 @@ def write_card(out: Path) -> None:
         f"{rep['held_out']} held out (init states with `init_state % {cfg['holdout']} == "
         f"{int(cfg['holdout']) - 1}`)",
         *(f"- rendered by `tether collect-perception` from {', '.join(c['tasks'])}: init states "
-          f"0-{c['init_states'] - 1}, variants {', '.join(v or 'none' for v in c['variants'])} "
+          f"{c.get('first_init_state', 0)}-{c.get('first_init_state', 0) + c['init_states'] - 1}, "
+          f"variants {', '.join(v or 'none' for v in c['variants'])} "
           f"(each with {c['always']}), cameras {', '.join(c['cameras'])}"
           for c in data.get("collect", []) if c),
         f"- categories ({len(data['categories'])}): {', '.join(data['categories'])}",
         "", "## Training", "",
-        f"- command: `{cfg['command'] or 'tether train-perception'}`",
+        f"- command: `{cfg['command'] or 'tether train-perception'}`"
+        + (f" (resumed a run saved at step {rep['resumed_from']})" if rep.get("resumed_from")
+           else ""),
         f"- steps: {rep['steps']} at batch {cfg['batch_size']} ({cfg['crop']} px crops), lr "
         f"{cfg['lr']}, width "
         f"{cfg['width']}, {cfg['levels']} levels, background weight {cfg['background_weight']}",

@@ -16,16 +16,18 @@ from tether.scenes.projection import CameraGeometry
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory) -> Path:
-    """Ten 16x16 frames of random pixels with a plate in the same place; init states 0-9."""
+    """Ten 16x16 frames of random pixels with a plate in the same place; init states 5-14."""
     root = tmp_path_factory.mktemp("seg") / "data"
-    writer = DatasetWriter(root, (16, 16))
+    writer = DatasetWriter(root, (16, 16), info={"collect": {
+        "tasks": ["tether/0"], "init_states": 10, "first_init_state": 5, "variants": [""],
+        "cameras": ["agentview"], "always": "robot_init_pose:scale=0.3"}})
     geometry = CameraGeometry("agentview", (16, 16), 16.0, np.zeros(3), np.eye(3))
     rng = np.random.default_rng(0)
     plate = np.zeros((16, 16), bool)
     plate[2:8, 3:9] = True
     for i in range(10):
         writer.add(rng.integers(0, 255, (16, 16, 3), np.uint8), np.ones((16, 16)), geometry,
-                   {"plate_1": plate}, {"plate_1": np.zeros(3)}, {"init_state": i})
+                   {"plate_1": plate}, {"plate_1": np.zeros(3)}, {"init_state": 5 + i})
     writer.close()
     return root
 
@@ -46,6 +48,9 @@ def test_a_run_resumes_from_its_folder_with_the_same_files(dataset, tmp_path):
     second = train_segmenter(config(dataset, out, 5))
     assert (first.steps, first.resumed_from, second.steps, second.resumed_from) == (3, 0, 5, 3)
     assert [s for s, _ in second.loss] == [1, 2, 3, 4, 5] and second.loss[:3] == first.loss
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "from tether/0: init states 5-14, variants none" in card
+    assert "(resumed a run saved at step 3)" in card
 
 
 def test_an_interrupted_run_keeps_its_last_step(dataset, tmp_path):
