@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 PAIR = 1.6  # a footprint this many times as long as wide may be two copies side by side
 SURFACE = 90.0  # the percentile of the heights around and under an object taken as its support
+TOP_BAND, TOP_DEPTH = 0.25, 0.5  # a top showing this deep a share of the width shows the far side
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,9 @@ def _completed(points: np.ndarray, lower: np.ndarray, upper: np.ndarray, cloud: 
     view shows mostly its near face (its top is too small to show how deep it is): when its
     points reach less deep along the horizontal view direction than they are wide across it,
     the box is swept away from the camera by the difference (a round or square footprint seen
-    from one side). A lower object's top shows its depth: its box is left as it was."""
+    from one side). A lower object's top shows its depth, and so does a tall one's whose top
+    `TOP_BAND` of points reaches `TOP_DEPTH` of its width deep (a handle makes a mug or a moka
+    pot wider than deep, and its open top or lid shows how deep): its box is left as it was."""
     view = cloud.view
     if not view.any():
         return lower, upper
@@ -279,6 +282,10 @@ def _completed(points: np.ndarray, lower: np.ndarray, upper: np.ndarray, cloud: 
     width, depth = across[1] - across[0], along[1] - along[0]
     if upper[2] - lower[2] < width or depth >= width:
         return lower, upper
+    top = points[points[:, 2] >= upper[2] - TOP_BAND * (upper[2] - lower[2]), :2] @ view
+    if len(top) >= config.min_pixels and np.subtract(
+            *np.percentile(top, [config.high, config.low])) >= TOP_DEPTH * width:
+        return lower, upper  # its top shows its far side: a mug's far rim, a pot's lid
     shift = np.zeros(3)
     shift[:2] = (width - depth) * view
     return np.minimum(lower, lower + shift), np.maximum(upper, upper + shift)

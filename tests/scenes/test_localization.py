@@ -205,7 +205,9 @@ def _half_ring(radius: float, centre: tuple[float, float], view: np.ndarray,
 
 def test_the_hidden_far_half_of_a_tall_round_footprint_is_completed():
     view = np.array([1.0, 0.0])  # the camera looks along +x
-    cloud = _half_ring(0.02, (0.5, 0.1), view, np.linspace(0.90, 0.98, 9))  # 8 cm tall, 4 wide
+    body = _half_ring(0.02, (0.5, 0.1), view, np.linspace(0.90, 0.95, 6))  # 4 cm wide
+    neck = _half_ring(0.006, (0.5, 0.1), view, np.linspace(0.96, 0.98, 3))  # a bottle, 8 cm tall
+    cloud = Cloud("side", np.concatenate([body.points, neck.points]), body.around, view, 0.01)
     config = LocalizeConfig(erode=0, low=0, high=100)
     seen = estimate("bottle_1", [cloud], config)
     assert seen.position[0] == pytest.approx(0.49)  # the near half: 1 cm toward the camera
@@ -224,6 +226,21 @@ def test_a_low_object_or_one_seen_as_deep_as_it_is_wide_is_not_completed():
     found = estimate("book_1", [Cloud("side", top, top[:0], view, pixel=0.01)], config)
     assert np.allclose(found.lower, [0.4, 0.0, 0.93]) and np.allclose(found.upper,
                                                                        [0.5, 0.06, 0.93])
+
+
+def test_a_tall_object_whose_top_shows_its_far_side_is_not_completed():
+    """A mug seen from above: its handle makes it wider than its near wall is deep, but its
+    rim, near and far, shows how deep it is."""
+    view = np.array([1.0, 0.0])
+    wall = _half_ring(0.04, (0.5, 0.1), view, np.linspace(0.90, 1.02, 13)).points  # 12 cm
+    angles = np.linspace(0, 2 * np.pi, 90, endpoint=False)
+    rim = np.column_stack([0.5 + 0.04 * np.cos(angles), 0.1 + 0.04 * np.sin(angles),
+                           np.full(90, 1.03)])
+    handle = np.column_stack([np.full(5, 0.5), np.linspace(0.14, 0.17, 5), np.full(5, 0.96)])
+    points = np.concatenate([wall, rim, handle])
+    mug = estimate("mug_1", [Cloud("side", points, points[:0], view, pixel=0.01)],
+                   LocalizeConfig(erode=0, low=0, high=100, far_side=True))
+    assert np.allclose(mug.lower[:2], [0.46, 0.06]) and np.allclose(mug.upper[:2], [0.54, 0.17])
 
 
 def test_pad_grows_the_box_by_half_a_pixel_on_each_horizontal_side():
