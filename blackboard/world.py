@@ -55,7 +55,7 @@ EMPTY_WIDTH = 0.0028
 HOLD_REACH = 0.05  # an object whose box is this near the fingertips when they close is held
 CONFIDENT = 0.5  # a sighting with fewer points than this share of the first one is a glimpse
 SETTLED = 0.0005  # fingers moving less than this (m) in a step have stopped
-GATE = 0.2  # an object not held moves less than this (m) from one look to the next
+GATE = 0.2  # a copy not held moves less than this (m) from one look to the next
 MARGIN = 0.01  # room a grasp needs beyond the probes (m): how far off a camera box may be
 SHIFTS = [np.zeros(3), *(np.array(v) * MARGIN for v in ((1, 0, 0), (-1, 0, 0), (0, 1, 0),
                                                          (0, -1, 0)))]
@@ -152,6 +152,7 @@ class CameraWorld:
         self.held: str | None = None
         self._grip: Pose | None = None  # the hand's pose when it took `held`
         self._let_go: set[str] = set()  # objects let go and not seen since: they may have fallen
+        self._closing = True  # the fingers are closing from open (a hold may begin)
         self._width = scene.gripper_width()
 
     # --- looking -----------------------------------------------------------------------------
@@ -238,9 +239,10 @@ class CameraWorld:
 
     def _assign(self, labels: list[str], found: list[Located]) -> dict[str, Located]:
         """Which instance is which label: nearest to each label's last estimate, else to where
-        the task file starts it (`_anchor`), by an optimal assignment. An instance farther than
-        `GATE` from a label's last estimate is not that object (a copy's piece, while it is
-        hidden): the label keeps its estimate."""
+        the task file starts it (`_anchor`), by an optimal assignment. Among copies, an instance
+        farther than `GATE` from a label's last estimate is not that object (a piece of another
+        copy, while it is hidden): the label keeps its estimate. A single object may go far
+        between looks (a pushed plate, hidden by the hand)."""
         from scipy.optimize import linear_sum_assignment
 
         if not found:
@@ -250,7 +252,8 @@ class CameraWorld:
         anchors = np.array([self._anchor(n) for n in labels])
         cost = np.linalg.norm(anchors[:, None, :2] - np.array(
             [f.position[:2] for f in found])[None, :, :], axis=2)
-        gated = (cost > GATE) & np.array([n in self.estimates for n in labels])[:, None]
+        gated = (cost > GATE) & np.array([n in self.estimates and len(labels) > 1
+                                           for n in labels])[:, None]
         rows, cols = linear_sum_assignment(np.where(gated, 2 * GATE + cost.max(), cost))
         return {labels[r]: found[c] for r, c in zip(rows, cols, strict=True) if not gated[r, c]}
 
@@ -281,8 +284,11 @@ class CameraWorld:
                     self._grip, scene.eef_pose())
                 self._let_go.add(self.held)
             self.held = None
+            # a hold begins as the fingers close from open; shut fingers that a push parts
+            # a little hold nothing
+            self._closing = scene.gripper_command != CLOSE
             return
-        if self.held is None and abs(width - last) < SETTLED:
+        if self.held is None and self._closing and abs(width - last) < SETTLED:
             hand = scene.eef_pose().pos
             near = [(box_distance(hand, e.lower, e.upper), n) for n, e in self.estimates.items()]
             near = [x for x in near if x[0] <= HOLD_REACH]

@@ -23,7 +23,7 @@ from tether.blackboard.world import (
     perceive,
 )
 from tether.errors import TetherError
-from tether.scenes.robot import Pose
+from tether.scenes.robot import CLOSE, OPEN, Pose
 from tether.session.run import RunConfig, run
 from tether.session.session import SessionConfig
 
@@ -105,6 +105,48 @@ def test_a_held_object_moves_and_turns_with_the_hand():
     assert np.allclose(held.upper, [0.05, 0.21, 1.05])
     assert held.yaw == pytest.approx(np.pi / 2) and held.step == 3
     assert np.allclose(bowl.carried(grip, grip).lower, bowl.lower)  # not moved: where it was
+
+
+class _Hand:
+    """Just enough of a scene for `CameraWorld.after_step`: a gripper command and width."""
+
+    def __init__(self) -> None:
+        self.gripper_command, self.width = OPEN, 0.08
+
+    def gripper_width(self) -> float:
+        return self.width
+
+    def eef_pose(self) -> Pose:
+        return Pose(np.array([0.0, 0.0, 0.93]), np.array([1.0, 0.0, 0.0, 0.0]))
+
+
+def test_a_hold_begins_only_as_the_fingers_close_from_open():
+    """Shut fingers pushing a plate are parted a little by it: that is no grasp."""
+    world = CameraWorld.__new__(CameraWorld)  # no segmenter or cameras: proprioception only
+    hand = world.scene = _Hand()
+    world.held, world._grip, world._let_go, world._closing = None, None, set(), True
+    world._width = hand.width
+    world.estimates = {"plate_1": Estimate("plate_1", np.array([0.0, 0.0, 0.91]),
+                                           np.array([-0.07, -0.07, 0.90]),
+                                           np.array([0.07, 0.07, 0.92]), 0, ("agentview",))}
+
+    def settle(width: float) -> None:
+        hand.width = width
+        for _ in range(2):
+            world.after_step()
+
+    hand.gripper_command = CLOSE
+    settle(0.0015)  # shut on nothing
+    settle(0.0029)  # a push parts them past the empty width
+    assert world.held is None
+    hand.gripper_command = OPEN
+    settle(0.08)
+    hand.gripper_command = CLOSE
+    settle(0.004)  # closing from open onto the plate's rim
+    assert world.held == "plate_1"
+    hand.gripper_command = OPEN
+    settle(0.08)
+    assert world.held is None and world._let_go == {"plate_1"}
 
 
 def test_an_unknown_perception_mode_is_a_clear_error_before_the_scene_loads(tmp_path):
