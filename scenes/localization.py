@@ -26,13 +26,12 @@ per label, however many pieces occlusion cuts its mask into. A label shared by i
 copies apart: each view's mask is split into connected components, and components of all views
 whose positions are closer than `merge` are one object; knowing how many copies there are, it
 joins the pieces an occluder cut apart and splits copies that touch. An object no view shows is a
-`NotFound`
-with the reason, never a guess.
+`NotFound` with the reason, never a guess.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -325,27 +324,9 @@ def localize_instances(sightings: Sequence[Sighting], label: str,
             cloud = _cloud(s, parts == i, config)
             if cloud is not None:
                 clusters.append([cloud])
-    merged = True
-    while merged:  # join the closest pair nearer than `merge` until none is
-        merged = False
-        centres = [estimate(label, c, config).position for c in clusters]
-        best = None
-        for i in range(len(clusters)):
-            for j in range(i + 1, len(clusters)):
-                d = float(np.linalg.norm(centres[i] - centres[j]))
-                if d < config.merge and (best is None or d < best[0]):
-                    best = (d, i, j)
-        if best is not None:
-            _, i, j = best
-            clusters[i] = clusters[i] + clusters.pop(j)
-            merged = True
-    while count is not None and len(clusters) > count:  # pieces of one object an occluder cut
-        boxes = [estimate(label, c, config) for c in clusters]
-        gap, i, j = min((_gap(boxes[i], boxes[j]), i, j) for i in range(len(clusters))
-                        for j in range(i + 1, len(clusters)))
-        if gap >= config.merge:
-            break
-        clusters[i] = clusters[i] + clusters.pop(j)
+    _join(clusters, label, config, lambda a, b: float(np.linalg.norm(a.position - b.position)))
+    if count is not None:  # pieces of one object an occluder cut
+        _join(clusters, label, config, _gap, keep=count)
     while count is not None and 0 < len(clusters) < count:
         widest = max(range(len(clusters)), key=lambda i: _span(clusters[i]))
         halves = _split(clusters[widest], config)
@@ -354,6 +335,19 @@ def localize_instances(sightings: Sequence[Sighting], label: str,
         clusters[widest:widest + 1] = halves
     found = [estimate(label, c, config) for c in clusters]
     return sorted(found, key=lambda f: -f.points)
+
+
+def _join(clusters: list[list[Cloud]], label: str, config: LocalizeConfig,
+          apart: Callable[[Located, Located], float], keep: int = 1) -> None:
+    """Join the pair of clusters whose estimates lie least `apart` (m) while that is under
+    `merge` and more than `keep` clusters are left (in place)."""
+    while len(clusters) > max(keep, 1):
+        found = [estimate(label, c, config) for c in clusters]
+        distance, i, j = min((apart(found[i], found[j]), i, j) for i in range(len(clusters))
+                             for j in range(i + 1, len(clusters)))
+        if distance >= config.merge:
+            return
+        clusters[i] = clusters[i] + clusters.pop(j)
 
 
 def _gap(a: Located, b: Located) -> float:
