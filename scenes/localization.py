@@ -180,8 +180,19 @@ def _detached(depth: np.ndarray, mask: np.ndarray, gap: float) -> np.ndarray:
 
 def _strays(geometry: CameraGeometry, depth: np.ndarray, mask: np.ndarray,
             config: LocalizeConfig) -> np.ndarray:
-    """The mask's pixels in pieces holding less than `stray` of its points, pieces being what
-    neighbouring pixels (8-connected) whose world points lie closer than `gap` join."""
+    """The mask's pixels in pieces (`_surfaces`) holding less than `stray` of its points."""
+    piece = _surfaces(geometry, depth, mask, config.gap)
+    valid = piece >= 0
+    out = np.zeros_like(mask)
+    out[valid] = np.bincount(piece[valid])[piece[valid]] < config.stray * valid.sum()
+    return out
+
+
+def _surfaces(geometry: CameraGeometry, depth: np.ndarray, mask: np.ndarray,
+              gap: float) -> np.ndarray:
+    """The mask's pixels with depth labelled by piece (-1 elsewhere), pieces being what
+    neighbouring pixels (8-connected) whose world points lie closer than `gap` join: one
+    surface each, so two objects one in front of the other are two pieces."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -197,14 +208,12 @@ def _strays(geometry: CameraGeometry, depth: np.ndarray, mask: np.ndarray,
         j = np.full(len(rows), -1)
         j[inside] = index[r[inside], c[inside]]
         i = np.flatnonzero(j >= 0)
-        near = np.linalg.norm(points[i] - points[j[i]], axis=1) < config.gap
+        near = np.linalg.norm(points[i] - points[j[i]], axis=1) < gap
         pairs.append(np.stack([i[near], j[i][near]]))
     a, b = np.concatenate(pairs, axis=1)
     graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(len(rows), len(rows)))
-    _, piece = connected_components(graph, directed=False)
-    small = np.bincount(piece)[piece] < config.stray * len(rows)
-    out = np.zeros_like(mask)
-    out[rows[small], cols[small]] = True
+    out = np.full(mask.shape, -1)
+    out[rows, cols] = connected_components(graph, directed=False)[1]
     return out
 
 
@@ -309,24 +318,16 @@ def localize_instances(sightings: Sequence[Sighting], label: str,
                        config: LocalizeConfig = LocalizeConfig(),
                        count: int | None = None) -> list[Located]:
     """The separate objects a label's masks show (identical copies kept apart), most points
-    first; empty when no view shows one. With `count` (how many copies the scene holds), pieces
-    whose boxes lie nearer than `merge` are joined while more objects are found (an occluder
-    cuts one in two), and copies that touch in every view are split apart while fewer are
-    (`_split`)."""
-    from scipy.ndimage import label as components
-
-    clusters: list[list[Cloud]] = []
-    for s in sightings:
-        if label not in s.masks:
-            continue
-        parts, n = components(np.asarray(s.masks[label], bool), structure=np.ones((3, 3)))
-        for i in range(1, n + 1):
-            cloud = _cloud(s, parts == i, config)
-            if cloud is not None:
-                clusters.append([cloud])
-    _join(clusters, label, config, lambda a, b: float(np.linalg.norm(a.position - b.position)))
-    if count is not None:  # pieces of one object an occluder cut
-        _join(clusters, label, config, _gap, keep=count)
+    first; empty when no view shows one. Each mask's connected components are pieces. With
+    `count` (how many copies the scene holds), while more objects are found, stray pieces are
+    dropped (`_drop_strays`) and pieces whose boxes lie nearer than `merge` are joined (an
+    occluder cuts one in two); while fewer are, the masks are cut where depth jumps as well
+    (`_surfaces`: a copy in front of another), kept when that finds more, and copies that
+    touch are split apart (`_split`)."""
+    clusters = _pieces(sightings, label, config, count, by_surface=False)
+    if count is not None and 0 < len(clusters) < count and config.gap > 0:
+        cut = _pieces(sightings, label, config, count, by_surface=True)
+        clusters = cut if len(cut) > len(clusters) else clusters
     while count is not None and 0 < len(clusters) < count:
         widest = max(range(len(clusters)), key=lambda i: _span(clusters[i]))
         halves = _split(clusters[widest], config)
@@ -335,6 +336,34 @@ def localize_instances(sightings: Sequence[Sighting], label: str,
         clusters[widest:widest + 1] = halves
     found = [estimate(label, c, config) for c in clusters]
     return sorted(found, key=lambda f: -f.points)
+
+
+def _pieces(sightings: Sequence[Sighting], label: str, config: LocalizeConfig,
+            count: int | None, by_surface: bool) -> list[list[Cloud]]:
+    """The clouds of every view's pieces of the label's mask (connected components, or
+    `_surfaces` when `by_surface`), joined as `localize_instances` says."""
+    from scipy.ndimage import label as components
+
+    clusters: list[list[Cloud]] = []
+    for s in sightings:
+        if label not in s.masks:
+            continue
+        mask = np.asarray(s.masks[label], bool)
+        if by_surface:
+            parts = _surfaces(s.geometry, s.depth, mask, config.gap) + 1
+            n = int(parts.max())
+        else:
+            parts, n = components(mask, structure=np.ones((3, 3)))
+        sizes = np.bincount(parts.ravel(), minlength=n + 1)
+        for i in np.flatnonzero(sizes[1:] >= config.min_pixels) + 1:
+            cloud = _cloud(s, parts == i, config)
+            if cloud is not None:
+                clusters.append([cloud])
+    _join(clusters, label, config, lambda a, b: float(np.linalg.norm(a.position - b.position)))
+    if count is not None:  # strays, then pieces of one object an occluder cut
+        _drop_strays(clusters, label, config, keep=count)
+        _join(clusters, label, config, _gap, keep=count)
+    return clusters
 
 
 def _join(clusters: list[list[Cloud]], label: str, config: LocalizeConfig,
@@ -348,6 +377,21 @@ def _join(clusters: list[list[Cloud]], label: str, config: LocalizeConfig,
         if distance >= config.merge:
             return
         clusters[i] = clusters[i] + clusters.pop(j)
+
+
+def _drop_strays(clusters: list[list[Cloud]], label: str, config: LocalizeConfig,
+                 keep: int) -> None:
+    """Drop the smallest cluster holding less than a `stray` share of the largest one's points
+    and lying `merge` or more from every other, while more than `keep` are left (in place): a
+    few mislabelled pixels apart are no copy, and joining them would join two copies instead."""
+    while len(clusters) > keep:
+        found = [estimate(label, c, config) for c in clusters]
+        largest = max(f.points for f in found)
+        strays = [i for i, f in enumerate(found) if f.points < config.stray * largest
+                  and all(_gap(f, g) >= config.merge for g in found if g is not f)]
+        if not strays:
+            return
+        clusters.pop(min(strays, key=lambda i: found[i].points))
 
 
 def _gap(a: Located, b: Located) -> float:

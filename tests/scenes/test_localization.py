@@ -104,6 +104,32 @@ def test_pieces_an_occluder_cuts_apart_are_joined_when_the_scene_holds_fewer_cop
                                   config, count=2)) == 3
 
 
+def test_a_copy_in_front_of_another_is_cut_where_depth_jumps_when_copies_are_missing():
+    # two boxes touching in the image, one 12 cm taller: one connected piece of the mask
+    depth, low = _on_table(0.15, slice(20, 30), slice(10, 20))
+    tall, high = _on_table(0.27, slice(20, 30), slice(20, 30))
+    depth = np.where(high, tall, depth).astype(np.float32)
+    sight = [Sighting(DOWN, depth, {"bowl": low | high})]
+    config = LocalizeConfig(erode=0, low=0, high=100, gap=0.02)
+    assert len(localize_instances(sight, "bowl", config)) == 1  # not told there are two
+    found = localize_instances(sight, "bowl", config, count=2)
+    assert sorted(round(float(f.upper[2]), 3) for f in found) == [0.15, 0.27]
+    assert all(f.points == 100 for f in found)
+
+
+def test_a_few_stray_pixels_are_no_copy_and_do_not_join_two_copies():
+    depth = np.full((64, 64), 0.9, np.float32)  # a pixel is 1.4 cm on the table
+    two = _blob(slice(20, 30), slice(10, 20)) | _blob(slice(20, 30), slice(22, 32))  # 4 cm apart
+    stray = _blob(slice(55, 57), slice(55, 58))  # 6 mislabelled pixels far away
+    sight = [Sighting(DOWN, depth, {"bowl": two | stray})]
+    config = LocalizeConfig(erode=0, stray=0.1)
+    found = localize_instances(sight, "bowl", config, count=2)
+    assert [f.points for f in found] == [100, 100]  # the copies, apart; the stray dropped
+    # without a stray share the stray is kept as a copy and the two copies are joined
+    joined = localize_instances(sight, "bowl", LocalizeConfig(erode=0), count=2)
+    assert sorted(f.points for f in joined) == [6, 200]
+
+
 def test_an_instance_label_cut_in_two_by_occlusion_is_one_object():
     depth = np.full((64, 64), 0.9, np.float32)
     cut = _blob(slice(20, 30), slice(10, 20)) | _blob(slice(20, 30), slice(24, 34))
