@@ -31,7 +31,7 @@ joins the pieces an occluder cut apart and splits copies that touch. An object n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -320,14 +320,14 @@ def localize_instances(sightings: Sequence[Sighting], label: str,
     """The separate objects a label's masks show (identical copies kept apart), most points
     first; empty when no view shows one. Each mask's connected components are pieces. With
     `count` (how many copies the scene holds), while more objects are found, stray pieces are
-    dropped (`_drop_strays`) and pieces whose boxes lie nearer than `merge` are joined (an
-    occluder cuts one in two); while fewer are, the masks are cut where depth jumps as well
-    (`_surfaces`: a copy in front of another), kept when that finds more, and copies that
-    touch are split apart (`_split`)."""
+    dropped (`_drop_strays`) and the smallest piece joins the one it comes nearest (`_absorb`:
+    an occluder cuts one in two); while fewer are, the masks are cut where depth jumps as well
+    (`_surfaces`: a copy in front of another), kept when that finds more objects that are no
+    strays (`_substantial`), and copies that touch are split apart (`_split`)."""
     clusters = _pieces(sightings, label, config, count, by_surface=False)
     if count is not None and 0 < len(clusters) < count and config.gap > 0:
         cut = _pieces(sightings, label, config, count, by_surface=True)
-        clusters = cut if len(cut) > len(clusters) else clusters
+        clusters = cut if _substantial(cut, config) > _substantial(clusters, config) else clusters
     while count is not None and 0 < len(clusters) < count:
         widest = max(range(len(clusters)), key=lambda i: _span(clusters[i]))
         halves = _split(clusters[widest], config)
@@ -359,44 +359,70 @@ def _pieces(sightings: Sequence[Sighting], label: str, config: LocalizeConfig,
             cloud = _cloud(s, parts == i, config)
             if cloud is not None:
                 clusters.append([cloud])
-    _join(clusters, label, config, lambda a, b: float(np.linalg.norm(a.position - b.position)))
+    _join(clusters, label, config)
     if count is not None:  # strays, then pieces of one object an occluder cut
-        _drop_strays(clusters, label, config, keep=count)
-        _join(clusters, label, config, _gap, keep=count)
+        _drop_strays(clusters, config, keep=count)
+        _absorb(clusters, config, keep=count)
     return clusters
 
 
-def _join(clusters: list[list[Cloud]], label: str, config: LocalizeConfig,
-          apart: Callable[[Located, Located], float], keep: int = 1) -> None:
-    """Join the pair of clusters whose estimates lie least `apart` (m) while that is under
-    `merge` and more than `keep` clusters are left (in place)."""
-    while len(clusters) > max(keep, 1):
+def _join(clusters: list[list[Cloud]], label: str, config: LocalizeConfig) -> None:
+    """Join the pair of clusters whose estimates' middles lie nearest while nearer than
+    `merge` (in place)."""
+    while len(clusters) > 1:
         found = [estimate(label, c, config) for c in clusters]
-        distance, i, j = min((apart(found[i], found[j]), i, j) for i in range(len(clusters))
-                             for j in range(i + 1, len(clusters)))
+        distance, i, j = min((float(np.linalg.norm(found[i].position - found[j].position)), i, j)
+                             for i in range(len(clusters)) for j in range(i + 1, len(clusters)))
         if distance >= config.merge:
             return
         clusters[i] = clusters[i] + clusters.pop(j)
 
 
-def _drop_strays(clusters: list[list[Cloud]], label: str, config: LocalizeConfig,
-                 keep: int) -> None:
-    """Drop the smallest cluster holding less than a `stray` share of the largest one's points
-    and lying `merge` or more from every other, while more than `keep` are left (in place): a
-    few mislabelled pixels apart are no copy, and joining them would join two copies instead."""
+def _absorb(clusters: list[list[Cloud]], config: LocalizeConfig, keep: int) -> None:
+    """Join the smallest cluster that comes nearer than `merge` to another (`_apart`) to the
+    one it comes nearest, while more than `keep` are left (in place): a piece goes to the
+    object it was cut from, and two copies that touch stay two."""
     while len(clusters) > keep:
-        found = [estimate(label, c, config) for c in clusters]
-        largest = max(f.points for f in found)
-        strays = [i for i, f in enumerate(found) if f.points < config.stray * largest
-                  and all(_gap(f, g) >= config.merge for g in found if g is not f)]
+        sizes = [sum(len(c.points) for c in cluster) for cluster in clusters]
+        for small in np.argsort(sizes, kind="stable"):
+            distance, near = min((_apart(clusters[small], other), k)
+                                 for k, other in enumerate(clusters) if k != small)
+            if distance < config.merge:
+                clusters[near] = clusters[near] + clusters[small]
+                del clusters[small]
+                break
+        else:
+            return
+
+
+def _substantial(clusters: list[list[Cloud]], config: LocalizeConfig) -> int:
+    """How many clusters hold at least a `stray` share of the largest one's points."""
+    sizes = [sum(len(c.points) for c in cluster) for cluster in clusters]
+    return sum(size >= config.stray * max(sizes, default=0) for size in sizes)
+
+
+def _drop_strays(clusters: list[list[Cloud]], config: LocalizeConfig, keep: int) -> None:
+    """Drop the smallest cluster holding less than a `stray` share of the largest one's points
+    and lying `merge` or more from every other (`_apart`), while more than `keep` are left (in
+    place): a few mislabelled pixels apart are no copy, and joining them would join two copies
+    instead."""
+    while len(clusters) > keep:
+        sizes = [sum(len(c.points) for c in cluster) for cluster in clusters]
+        strays = [i for i, size in enumerate(sizes) if size < config.stray * max(sizes)
+                  and all(_apart(clusters[i], other) >= config.merge
+                          for k, other in enumerate(clusters) if k != i)]
         if not strays:
             return
-        clusters.pop(min(strays, key=lambda i: found[i].points))
+        clusters.pop(min(strays, key=lambda i: sizes[i]))
 
 
-def _gap(a: Located, b: Located) -> float:
-    """How far apart two boxes are (0 when they touch or overlap)."""
-    return float(np.linalg.norm(np.maximum(0.0, np.maximum(a.lower - b.upper, b.lower - a.upper))))
+def _apart(a: list[Cloud], b: list[Cloud]) -> float:
+    """How far apart two clusters' nearest points are (m)."""
+    from scipy.spatial import cKDTree
+
+    distances, _ = cKDTree(np.concatenate([c.points for c in a])).query(
+        np.concatenate([c.points for c in b]))
+    return float(np.min(distances))
 
 
 def _span(clouds: list[Cloud]) -> float:
