@@ -383,7 +383,7 @@ def _absorb(clusters: list[list[Cloud]], config: LocalizeConfig, keep: int) -> N
     one it comes nearest, while more than `keep` are left (in place): a piece goes to the
     object it was cut from, and two copies that touch stay two."""
     while len(clusters) > keep:
-        sizes = [sum(len(c.points) for c in cluster) for cluster in clusters]
+        sizes = [_size(cluster) for cluster in clusters]
         for small in np.argsort(sizes, kind="stable"):
             distance, near = min((_apart(clusters[small], other), k)
                                  for k, other in enumerate(clusters) if k != small)
@@ -397,7 +397,7 @@ def _absorb(clusters: list[list[Cloud]], config: LocalizeConfig, keep: int) -> N
 
 def _substantial(clusters: list[list[Cloud]], config: LocalizeConfig) -> int:
     """How many clusters hold at least a `stray` share of the largest one's points."""
-    sizes = [sum(len(c.points) for c in cluster) for cluster in clusters]
+    sizes = [_size(cluster) for cluster in clusters]
     return sum(size >= config.stray * max(sizes, default=0) for size in sizes)
 
 
@@ -407,13 +407,18 @@ def _drop_strays(clusters: list[list[Cloud]], config: LocalizeConfig, keep: int)
     place): a few mislabelled pixels apart are no copy, and joining them would join two copies
     instead."""
     while len(clusters) > keep:
-        sizes = [sum(len(c.points) for c in cluster) for cluster in clusters]
+        sizes = [_size(cluster) for cluster in clusters]
         strays = [i for i, size in enumerate(sizes) if size < config.stray * max(sizes)
                   and all(_apart(clusters[i], other) >= config.merge
                           for k, other in enumerate(clusters) if k != i)]
         if not strays:
             return
         clusters.pop(min(strays, key=lambda i: sizes[i]))
+
+
+def _size(cluster: list[Cloud]) -> int:
+    """How many points a cluster's clouds hold."""
+    return sum(len(c.points) for c in cluster)
 
 
 def _apart(a: list[Cloud], b: list[Cloud]) -> float:
