@@ -91,6 +91,11 @@ class Distractors(Perturbation):
             add_object(problem, category, free_spot(problem, rng, self.config.clearance))
         return problem
 
+    def on_reset(self, scene: PerturbedScene, rng: np.random.Generator) -> None:
+        pool = set(filter(None, self.config.categories.split("+"))) or set(DISTRACTOR_POOL)
+        stand_clear(scene, [n for n in scene.added_objects()
+                            if scene.problem.category_of(n) in pool])
+
 
 @dataclass(frozen=True)
 class CopiesConfig:
@@ -117,6 +122,11 @@ class IdenticalCopies(Perturbation):
             add_object(problem, category, free_spot(problem, rng, 0.11, near=near,
                                                     within=self.config.within))
         return problem
+
+    def on_reset(self, scene: PerturbedScene, rng: np.random.Generator) -> None:
+        category = scene.problem.category_of(main_object(scene.problem, self.config.object))
+        stand_clear(scene, [n for n in scene.added_objects()
+                            if scene.problem.category_of(n) == category])
 
 
 @dataclass(frozen=True)
@@ -218,6 +228,45 @@ def _penetrates(scene: PerturbedScene, name: str, xy: np.ndarray) -> bool:
         data.qpos[:] = qpos
         model.body_pos[:] = body_pos
         mujoco.mj_forward(model, data)
+
+
+def stand_clear(scene: PerturbedScene, names: list[str]) -> None:
+    """Set each of `names` down on the table (its bottom at the top of the thin region box it
+    was added in) where it stands clear (`_box_clear_test`): where it is, else at the nearest
+    such spot on rings 1 cm apart. An object added at a free spot of the task file is dropped
+    from above, and may land on a fixture or on a neighbour its region's sampler put
+    off-centre, tilted or thrown off the table."""
+    import mujoco
+
+    regions = {lit[1]: lit[2] for lit in scene.problem.init if lit[0] == "on"}
+    for name in names:
+        mujoco.mj_forward(scene.model, scene.data)
+        pos = scene.true_pose_of(name).pos
+        pos[2] -= scene.extent_of(name)[0][2] - scene.extent_of(regions[name])[1][2]
+        scene.set_object_position(name, pos)
+        mujoco.mj_forward(scene.model, scene.data)
+        clear = _box_clear_test(scene, name)
+        rings = ((r, a) for r in np.arange(0.0, 0.31, 0.01) for a in np.arange(16) * np.pi / 8)
+        spot = next((xy for r, a in rings
+                     if clear(xy := pos[:2] + r * np.array([np.cos(a), np.sin(a)]))), None)
+        if spot is None:
+            raise TetherError(f"no clear spot within 30 cm of where '{name}' was added")
+        scene.set_object_position(name, np.array([*spot, pos[2]]))
+
+
+def _box_clear_test(scene: PerturbedScene, name: str) -> Callable[[np.ndarray], bool]:
+    """Whether `name` may stand at a point (x y of its body): inside `SAFE_XY`, its box `GAP`
+    clear of every other movable object's box at any height, and cutting into no fixture."""
+    low, high = scene.extent_of(name)
+    half, offset = (high[:2] - low[:2]) / 2, (high[:2] + low[:2]) / 2 - _footprint(scene, name)[0]
+    others = [scene.extent_of(o) for o in scene.movable_objects() if o != name]
+
+    def clear(xy: np.ndarray) -> bool:
+        middle = xy + offset
+        return not np.any(np.abs(xy) > SAFE_XY) and all(
+            np.any(np.abs(middle - (lo[:2] + hi[:2]) / 2) >= half + (hi[:2] - lo[:2]) / 2 + GAP)
+            for lo, hi in others) and not _penetrates(scene, name, xy)
+    return clear
 
 
 def clear_shift(scene: PerturbedScene, name: str, delta: np.ndarray,
