@@ -156,6 +156,10 @@ class Occlusion(Perturbation):
                     return problem
         raise TetherError(f"occlusion: no free spot between the camera and '{target}'")
 
+    def on_reset(self, scene: PerturbedScene, rng: np.random.Generator) -> None:
+        stand_clear(scene, [n for n in scene.added_objects()
+                            if scene.problem.category_of(n) == self.config.category])
+
 
 @dataclass(frozen=True)
 class RobotPoseConfig:

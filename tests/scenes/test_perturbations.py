@@ -186,10 +186,11 @@ def test_reset_kinds_change_the_live_scene_and_added_objects_keep_recorded_state
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("spec, seed", [("identical_copies", 0), ("distractors", 6)])
+@pytest.mark.parametrize("spec, seed", [("identical_copies", 0), ("distractors", 6),
+                                        ("occlusion", 9)])
 def test_added_objects_are_set_down_clear_and_knock_nothing_over(spec, seed):
     """Seeds whose added objects used to land on a fixture or a neighbour: a copy thrown off
-    the table, a wine bottle knocked off it."""
+    the table, a wine bottle knocked off it, a milk carton fallen onto the plate."""
     from tether.scenes.perturbations.scene import PerturbedScene
 
     scene = PerturbedScene(GOAL8, [build(spec)], init_state=seed, seed=seed)
