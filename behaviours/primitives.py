@@ -294,24 +294,10 @@ class MoveTo(RobotLeaf):
             self.quat = Rotation.from_euler("xyz", [roll, pitch, yaw]).as_quat()
         self.ticks, self.progress = 0, Progress(0.002, self.stuck_steps)
         self.way = self.goal.way(self.robot, self.start)
-        self._grasp: tuple[tuple, np.ndarray] | None = None
-
-    def _position(self) -> np.ndarray:
-        """`goal.position` now. A grasp anchor's searches the scene for room (milliseconds): it
-        is searched again only when its object's box, its offset or its stalled grasps change."""
-        goal = self.goal
-        if goal.at not in GRASP_ANCHORS or goal.carrying is not None or goal.rise:
-            return goal.position(self.robot, self.start)
-        name = deref(goal.object)
-        key = (np.concatenate(self.robot.extent_of(name)).tobytes(),
-               tuple(deref(goal.offset)), len(grasp_stalls.of(name)))
-        if self._grasp is None or self._grasp[0] != key:
-            self._grasp = (key, goal.position(self.robot, self.start))
-        return self._grasp[1]
 
     def update(self) -> Status:
         here = self.robot.eef_pose()
-        goal = self._position()
+        goal = self.goal.position(self.robot, self.start)
         while self.way and np.linalg.norm(self.way[0] - here.pos) <= self.PASS:
             self.way.pop(0)
         points = [here.pos, *self.way, goal]

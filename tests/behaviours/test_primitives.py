@@ -188,27 +188,6 @@ def test_move_to_without_yaw_keeps_the_orientation_it_started_with(tmp_path):
     assert _yaw(robot) == pytest.approx(0.3, abs=0.03)
 
 
-def test_a_grasp_point_is_searched_again_only_when_its_object_moves(tmp_path, monkeypatch):
-    """The search for a grasp with room probes the scene (milliseconds): a move onto one does
-    it once while the object stays, and again, following it, when the object is moved."""
-    import tether.behaviours.primitives as primitives
-
-    searches = []
-
-    def counted(*args, **kwargs):
-        searches.append(args[1])
-        return clear_grasp(*args, **kwargs)
-
-    clear_grasp = primitives.clear_grasp
-    monkeypatch.setattr(primitives, "clear_grasp", counted)
-    robot = scene()
-    root = compile_node(tmp_path, f"move_to: {{object: {CHEESE}, at: grasp_clear}}", robot)
-    result, frames = run(root, robot, events={3: move_box(CHEESE, [-0.05, 0.10, 0.02])})
-    assert result.tree_status == "SUCCESS" and len(frames) > 6
-    assert searches == [CHEESE, CHEESE]
-    assert robot.eef_pose().pos[0] == pytest.approx(-0.05, abs=0.02)
-
-
 def _approach_a_grasp_tilted(tmp_path, pitch: float):
     """The hand pitched by `pitch` rad, then turned toward the cheese's grasp at yaw 0.3."""
     robot = scene()
