@@ -4,27 +4,15 @@
     python benchmarks/reference_success.py --tasks libero_object libero_goal/7 --init-states 3
     python benchmarks/reference_success.py --out docs/results/reference_success.md
 
-The reference solution of a task is built from its BDDL goal and its scene: each goal literal is
-achieved by the library tree the planner's own rule picks (`tether.planning.skills.skill_for`,
-from the geometry and joints of the literal's entities in the scene at init state 0, never their
-names), its parameters bound from the literal (`from_goal`), and a goal of several literals is
-those trees in sequence, in the goal's order except that `turn_on`/`turn_off` literals come first
-(a stove's knob is beside its cook region: the hand pushing it, 20 cm long, would sweep what
-stands there), `close` literals last (a drawer or door must stay open while something is put in
-it), and `in(X, R)` is preceded by `open(R)` when R moves on a joint and the task does not start
-with it open; X is then first set on that fixture's top (`on(X, <fixture>_top_side)`, when the
-task has the region): the opened drawer overhangs the table in front, where X may stand, out of
-reach from above. X is set down in a drawer `DRAWER_FRONT` m toward its front (its slide's
-opening direction) from the region's middle: the cabinet above overhangs the region's back. An
-object that starts in a drawer comes over its target up to `CROSS` m higher than `place`'s carry
-height (`cross`), clearing the drawer's walls. Trees acting on a joint read its axis from the
-model themselves (`at: joint`), so a turned cabinet needs no parameters.
-Objects put `on` one target stand side by side (`pick_place`'s `spot_x`): the first `SPREAD` m
-before its middle along x (nearer the robot), the last as far beyond it. The trees are analytic
-primitives on the poses `--perception` gives (privileged: the simulator's; camera: the camera
-world model, docs/perception.md). Each episode is a full `tether run` of that tree (no camera
-frames, no long-term memory) with a step budget of `--budget` per literal; success is LIBERO's
-own goal test. A task with a predicate no tree achieves is listed as "no skill", not run.
+The reference solution of a task (`tether.planning.reference`) is built from its BDDL goal and
+its scene: each goal literal achieved by the library tree the planner's own rule picks
+(`tether.planning.skills.skill_for`, from the geometry and joints of the literal's entities,
+never their names), in sequence, in an order that keeps knobs first, `close` last and a drawer
+opened before something goes in. The trees are analytic primitives on the poses `--perception`
+gives (privileged: the simulator's; camera: the camera world model, docs/perception.md). Each
+episode is a full `tether run` of that tree (no camera frames, no long-term memory) with a step
+budget of `--budget` per literal; success is LIBERO's own goal test. A task with a predicate no
+tree achieves is listed as "no skill", not run.
 """
 
 from __future__ import annotations
@@ -34,7 +22,6 @@ import json
 import sys
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -44,136 +31,10 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
 from tether.errors import TetherError  # noqa: E402
-from tether.planning.skills import Goal, Parts, parts_of, skill_for  # noqa: E402
-from tether.scenes.bddl import read_problem  # noqa: E402
+from tether.planning.reference import Reference, reference_for  # noqa: E402
 from tether.scenes.catalogue import ALL_SUITES, get_task, suite_tasks  # noqa: E402
-from tether.scenes.joints import SLIDE  # noqa: E402
-from tether.scenes.libero_scene import _TETHER_PREDICATE  # noqa: E402
-from tether.trees.compiler import LIBRARY, read_tree_file  # noqa: E402
 
-FIRST = ("turn_on", "turn_off")  # predicates achieved before all others
-LAST = ("close",)  # predicates achieved after all others
 BUDGET = 1000  # steps per goal literal
-SPREAD = 0.05  # objects sharing an `on` target are set down up to this far from its middle (m)
-DRAWER_FRONT = 0.03  # an object put in a drawer goes this far toward its front from its middle (m)
-CROSS = 0.15  # an object lifted out of a drawer comes over its target up to this much higher (m)
-
-
-@dataclass(frozen=True)
-class Reference:
-    task: str
-    goal: tuple[tuple[str, ...], ...]  # in the order the steps achieve it
-    trees: tuple[str, ...]
-    missing: tuple[str, ...]  # predicates without a tree
-    # per step: the direction (x, y) its drawer comes out, for `in` a drawer; else None
-    fronts: tuple[tuple[float, float] | None, ...] = ()
-    in_drawer: tuple[bool, ...] = ()  # per step: whether its object starts in a drawer
-
-    def document(self) -> dict:
-        """The reference tree: one library subtree per goal literal, in sequence."""
-        steps = []
-        shared = Counter(lit[2] for lit in self.goal if lit[0] == "on")
-        placed: Counter[str] = Counter()
-        fronts = self.fronts or (None,) * len(self.goal)
-        in_drawer = self.in_drawer or (False,) * len(self.goal)
-        for literal, name, front, from_drawer in zip(self.goal, self.trees, fronts, in_drawer,
-                                                     strict=True):
-            params = read_tree_file(LIBRARY / f"{name}.yaml").params.values()
-            bound = {p.name: literal[p.from_goal] for p in params
-                     if p.from_goal is not None and p.from_goal < len(literal)}
-            if name == "pick_place" and literal[0] == "on" and shared[literal[2]] > 1:
-                i, k = placed[literal[2]], shared[literal[2]]
-                bound["spot_x"] = SPREAD * (2 * i / (k - 1) - 1)
-                placed[literal[2]] += 1
-            if name == "pick_place" and front is not None:
-                bound |= {f"spot_{axis}": round(DRAWER_FRONT * v, 6) + 0.0  # no -0.0
-                          for axis, v in zip("xy", front, strict=True) if round(v, 6)}
-            if name == "pick_place" and from_drawer:
-                bound["cross"] = CROSS
-            steps.append({"subtree": name, "name": f"{literal[0]}({', '.join(literal[1:])})",
-                          "with": bound})
-        return {"tree": "reference", "doc": f"reference solution of {self.task}",
-                "root": {"sequence": {"name": "reference solution", "children": steps}}}
-
-
-def goal_of(problem, parts: Parts) -> tuple[tuple[str, ...], ...]:
-    """The goal literals of a task's parsed BDDL `problem`, with tether's predicate names, in
-    the order the reference achieves them: knobs first, `close` literals last, and `in(X, R)`
-    preceded by `open(R)` when R moves on a joint (`parts`: a drawer) and the task does not start
-    with it open, and X set on the fixture's top before anything is opened."""
-    goal = [(_TETHER_PREDICATE.get(lit[0], lit[0]), *lit[1:]) for lit in problem.goal]
-    opened = {lit[1] for lit in problem.init if lit[0] == "open"}
-    clear: list[tuple[str, ...]] = []
-    steps: list[tuple[str, ...]] = []
-    for lit in goal:
-        if lit[0] == "in" and _moves(parts, lit[2]) \
-                and not opened & {lit[2], _owner(problem, lit[2])}:
-            clear += _clear_of_drawer(problem, lit[1], lit[2])
-            if ("open", lit[2]) not in goal:
-                steps.append(("open", lit[2]))
-        steps.append(lit)
-    return tuple(sorted(clear + steps, key=lambda g: (g[0] in LAST) - (g[0] in FIRST)))
-
-
-def _clear_of_drawer(problem, obj: str, drawer: str) -> list[tuple[str, ...]]:
-    """`on(obj, top)` when the drawer's fixture has a top surface region: the object is set there
-    before the drawer is opened. The opened drawer overhangs the table in front of its fixture,
-    and an object under it cannot be taken from above; the fixture's top is clear of it."""
-    top = f"{_owner(problem, drawer)}_top_side"
-    return [("on", obj, top)] if top in problem.region_names() else []
-
-
-def _owner(problem, region: str) -> str | None:
-    """The object or fixture a region belongs to (its name is the region's prefix)."""
-    every = [*problem.object_names(), *(n for ns in problem.fixtures.values() for n in ns)]
-    names = [n for n in every if region.startswith(n + "_")]
-    return max(names, key=len) if names else None
-
-
-def _moves(parts: Parts, region: str) -> bool:
-    """Whether `region` moves on a joint of its own (a drawer's region)."""
-    return region in parts and parts[region].joint is not None
-
-
-def _drawer(parts: Parts, region: str) -> bool:
-    """Whether `region` moves on a slide (a drawer's region)."""
-    return region in parts and parts[region].joint == SLIDE
-
-
-def scene_parts(task: str) -> dict:
-    """The `Part` of every entity of `task` at its init state 0 (`tether.planning.skills`)."""
-    import contextlib
-    import io
-
-    from tether.scenes.libero_scene import LiberoScene
-
-    with contextlib.redirect_stdout(io.StringIO()):
-        scene = LiberoScene(task, 0)
-    try:
-        return parts_of(scene)
-    finally:
-        scene.close()
-
-
-def reference_for(task: str, parts: Parts | None = None) -> Reference:
-    """`task`'s reference solution; `parts` are its scene's (`scene_parts`, read when not
-    given)."""
-    problem = read_problem(get_task(task).bddl_file)
-    parts = scene_parts(task) if parts is None else parts
-    goal = goal_of(problem, parts)
-    trees, missing = [], []
-    for g in goal:
-        try:
-            trees.append(skill_for(Goal(g[0], tuple(g[1:])), parts))
-        except TetherError:
-            missing.append(g[0])
-    fronts = tuple(parts[g[2]].opening[:2] if g[0] == "in" and _drawer(parts, g[2]) else None
-                   for g in goal)
-    in_drawer = tuple(any(lit[0].lower() == "in" and lit[1] == g[1] and _drawer(parts, lit[2])
-                          for lit in problem.init) for g in goal)
-    missing = tuple(dict.fromkeys(missing))
-    return Reference(get_task(task).id, goal, () if missing else tuple(trees), missing, fronts,
-                     in_drawer)
 
 
 def run_reference(ref: Reference, init_states: list[int], runs: Path,

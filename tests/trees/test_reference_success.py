@@ -1,10 +1,12 @@
-"""benchmarks/reference_success.py: a reference tree per task from its goal, run on LIBERO."""
+"""The reference solution per task from its goal (`tether.planning.reference`), and
+benchmarks/reference_success.py running it on LIBERO."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.benchmark_scripts import load_benchmark
+from tether.planning import reference
 from tether.trees.compiler import compile_tree
 
 
@@ -14,9 +16,9 @@ def ref():
 
 
 def test_a_goal_of_several_literals_is_their_trees_in_sequence_close_last(ref, tmp_path):
-    r = ref.reference_for("libero_10/3")  # goal: close(drawer), in(bowl, drawer)
+    r = reference.reference_for("libero_10/3")  # goal: close(drawer), in(bowl, drawer)
     assert [g[0] for g in r.goal] == ["in", "close"]
-    r = ref.reference_for("libero_10/0")  # two things in the basket
+    r = reference.reference_for("libero_10/0")  # two things in the basket
     assert r.trees == ("pick_place", "pick_place") and not r.missing
     path = tmp_path / "ref.yaml"
     import yaml
@@ -29,17 +31,17 @@ def test_a_goal_of_several_literals_is_their_trees_in_sequence_close_last(ref, t
 def test_a_closed_drawer_is_opened_before_something_is_put_in_it(ref):
     # libero_goal/3: the top drawer starts closed; the bowl, which the opened drawer would
     # overhang, waits on the cabinet's top
-    assert ref.reference_for("libero_goal/3").goal == (
+    assert reference.reference_for("libero_goal/3").goal == (
         ("on", "akita_black_bowl_1", "wooden_cabinet_1_top_side"),
         ("open", "wooden_cabinet_1_top_region"),
         ("in", "akita_black_bowl_1", "wooden_cabinet_1_top_region"))
     # libero_10/3 starts with the drawer open; a basket is no drawer
-    assert [g[0] for g in ref.reference_for("libero_10/3").goal] == ["in", "close"]
-    assert [g[0] for g in ref.reference_for("libero_object/0").goal] == ["in"]
+    assert [g[0] for g in reference.reference_for("libero_10/3").goal] == ["in", "close"]
+    assert [g[0] for g in reference.reference_for("libero_object/0").goal] == ["in"]
 
 
 def test_a_book_goes_into_a_caddys_compartment_with_insert(ref, tmp_path):
-    r = ref.reference_for("libero_10/5")  # the book into the caddy's back compartment
+    r = reference.reference_for("libero_10/5")  # the book into the caddy's back compartment
     assert r.trees == ("insert",)
     path = tmp_path / "ref.yaml"
     import yaml
@@ -47,12 +49,12 @@ def test_a_book_goes_into_a_caddys_compartment_with_insert(ref, tmp_path):
     path.write_text(yaml.safe_dump(r.document()))
     assert compile_tree(path, {}).nodes > 10
     # a basket and a drawer are no slots
-    assert ref.reference_for("libero_object/0").trees == ("pick_place",)
-    assert ref.reference_for("libero_10/3").trees == ("pick_place", "close_drawer")
+    assert reference.reference_for("libero_object/0").trees == ("pick_place",)
+    assert reference.reference_for("libero_10/3").trees == ("pick_place", "close_drawer")
 
 
 def test_a_mug_slides_into_the_microwave_and_its_door_is_swung_shut(ref, tmp_path):
-    r = ref.reference_for("libero_10/9")
+    r = reference.reference_for("libero_10/9")
     assert r.goal == (("in", "white_yellow_mug_1", "microwave_1_heating_region"),
                       ("close", "microwave_1"))
     assert r.trees == ("slide_in", "close_door")
@@ -62,24 +64,24 @@ def test_a_mug_slides_into_the_microwave_and_its_door_is_swung_shut(ref, tmp_pat
     path.write_text(yaml.safe_dump(r.document()))
     assert compile_tree(path, {}).nodes > 20
     # a drawer still closes with close_drawer
-    assert ref.reference_for("tether/1").trees == ("close_drawer",)
+    assert reference.reference_for("tether/1").trees == ("close_drawer",)
 
 
 def test_objects_put_on_one_target_are_set_down_side_by_side(ref):
     def spots(task):
         return [step["with"].get("spot_x") for step in
-                ref.reference_for(task).document()["root"]["sequence"]["children"]]
+                reference.reference_for(task).document()["root"]["sequence"]["children"]]
 
     # libero_10/8: the stove on (first: its knob is beside the cook region), both moka pots on it
-    assert [g[0] for g in ref.reference_for("libero_10/8").goal] == ["turn_on", "on", "on"]
-    assert spots("libero_10/8") == [None, -ref.SPREAD, ref.SPREAD]
+    assert [g[0] for g in reference.reference_for("libero_10/8").goal] == ["turn_on", "on", "on"]
+    assert spots("libero_10/8") == [None, -reference.SPREAD, reference.SPREAD]
     assert spots("libero_10/0") == [None, None]  # in the basket: dropped in, no spots
 
 
 def _bindings(ref, task: str) -> list[dict]:
     """The parameters the reference binds for each step of `task`."""
     return [step["with"] for step in
-            ref.reference_for(task).document()["root"]["sequence"]["children"]]
+            reference.reference_for(task).document()["root"]["sequence"]["children"]]
 
 
 def test_a_drawer_is_reached_from_its_cabinets_front(ref):
@@ -87,30 +89,31 @@ def test_a_drawer_is_reached_from_its_cabinets_front(ref):
     # stands it, toward +y): the bowl goes toward the open drawer's front, away from the cabinet
     # that overhangs its back; close_drawer reads the slide itself, so it binds only the drawer
     put, close = _bindings(ref, "libero_10/3")
-    assert put["spot_y"] == -ref.DRAWER_FRONT and "spot_x" not in put
+    assert put["spot_y"] == -reference.DRAWER_FRONT and "spot_x" not in put
     assert close == {"drawer": "white_cabinet_1_bottom_region"}
     assert _bindings(ref, "tether/1") == [{"drawer": "wooden_cabinet_1_top_region"}]
-    assert _bindings(ref, "libero_goal/3")[2]["spot_y"] == ref.DRAWER_FRONT
+    assert _bindings(ref, "libero_goal/3")[2]["spot_y"] == reference.DRAWER_FRONT
     assert "spot_y" not in _bindings(ref, "libero_10/9")[0]  # a microwave is no drawer
 
 
 def test_only_an_object_lifted_out_of_a_drawer_comes_over_its_target_high(ref):
     # libero_spatial/4's bowl starts in a drawer; libero_spatial/9's on the cabinet, not in it;
     # libero_goal/3's bowl is put into a drawer, not taken out of one
-    assert _bindings(ref, "libero_spatial/4")[0]["cross"] == ref.CROSS
+    assert _bindings(ref, "libero_spatial/4")[0]["cross"] == reference.CROSS
     assert "cross" not in _bindings(ref, "libero_spatial/9")[0]
     assert all("cross" not in step for step in _bindings(ref, "libero_goal/3"))
 
 
 def test_a_predicate_without_a_tree_is_reported_not_hidden(ref):
-    r = ref.reference_for("libero_10/0")
-    text = ref.markdown([r, ref.Reference("libero_goal/7", (("frobnicate", "x"),), (),
+    r = reference.reference_for("libero_10/0")
+    text = ref.markdown([r, reference.Reference("libero_goal/7", (("frobnicate", "x"),), (),
                                           ("frobnicate",))], [], 2)
     assert "no skill: frobnicate" in text
 
 
 def test_the_summary_counts_tasks_below_90_percent_per_suite(ref):
-    refs = [ref.reference_for(t) for t in ("libero_goal/8", "libero_goal/6", "libero_object/0")]
+    refs = [reference.reference_for(t)
+            for t in ("libero_goal/8", "libero_goal/6", "libero_object/0")]
     rows = [{"task": r.task, "init_state": k, "success": k < wins, "steps": 100, "errors": []}
             for r, wins in zip(refs, (10, 8, 9), strict=True) for k in range(10)]
     text = ref.markdown(refs, rows, 10)
@@ -125,9 +128,9 @@ def test_reference_solutions_succeed_on_libero(ref, tmp_path):
     rows = []
     tasks = ("libero_goal/8", "libero_object/0", "libero_10/9")  # the last: slide_in, close_door
     for task in tasks:
-        rows += ref.run_reference(ref.reference_for(task), [0], tmp_path)
+        rows += ref.run_reference(reference.reference_for(task), [0], tmp_path)
     assert [r["success"] for r in rows] == [True, True, True], rows
-    text = ref.markdown([ref.reference_for(t) for t in tasks], rows, 1)
+    text = ref.markdown([reference.reference_for(t) for t in tasks], rows, 1)
     assert "**1/1**" in text and "episodes (SUITE/INDEX#INIT_STATE): none" in text
 
 
@@ -136,7 +139,7 @@ def test_a_bowl_is_lifted_out_of_a_drawer_it_nearly_fills(ref, tmp_path):
     """libero_spatial/4, init state 9: the drawer's walls rise above the bowl's rim; the grasp,
     raised a few mm, lets the hand pass over them, and the carry comes over the plate high
     (`cross`) before it comes down, so the bowl is not dragged across them."""
-    rows = ref.run_reference(ref.reference_for("libero_spatial/4"), [9], tmp_path)
+    rows = ref.run_reference(reference.reference_for("libero_spatial/4"), [9], tmp_path)
     assert rows[0]["success"], rows
 
 
@@ -148,7 +151,7 @@ def test_a_bowl_is_lifted_out_of_a_drawer_it_nearly_fills(ref, tmp_path):
 def test_reference_solutions_succeed_under_camera_perception(ref, tmp_path, task, init_state):
     """A carried object's box turns with the hand, an object let go is looked for afresh where it
     fell, and a grasp keeps room for the camera box's error (blackboard/world.py)."""
-    rows = ref.run_reference(ref.reference_for(task), [init_state], tmp_path,
+    rows = ref.run_reference(reference.reference_for(task), [init_state], tmp_path,
                              perception="camera")
     assert rows[0]["success"], rows
 
