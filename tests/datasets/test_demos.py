@@ -20,6 +20,7 @@ from tether.datasets.demos import (
     read_ledger,
     schedule,
     tasks_of,
+    tree_file,
 )
 from tether.datasets.rollouts import append_episode, rollout_features
 from tether.errors import TetherError
@@ -122,6 +123,13 @@ def test_a_library_tree_is_recorded_by_name_so_another_checkout_resumes(tmp_path
     assert DemoConfig(tasks=[TASK], root=tmp_path, tree=own).recipe()["tree"] == str(own)
 
 
+def test_reference_is_each_tasks_own_solution_and_recorded_so(tmp_path):
+    assert tree_file("reference") is None
+    assert DemoConfig(tasks=[TASK], root=tmp_path, tree=None).recipe()["tree"] == "reference"
+    with pytest.raises(TetherError, match="did you mean 'reference'"):
+        tree_file("referense")
+
+
 def kept(output: str) -> tuple[int, int, int]:
     match = re.search(r"(\d+) of (\d+) attempts kept \((\d+) made before", output)
     assert match, output
@@ -182,3 +190,17 @@ def test_a_task_the_tree_cannot_do_is_a_failed_attempt_not_the_end_of_the_record
     assert "missing required parameter 'object' of 'pick_place'" in attempt.errors[0]
     assert report.episodes == 0 and read_ledger(root) == [attempt]
 
+
+
+@pytest.mark.slow
+def test_reference_records_each_task_through_the_trees_its_goal_needs(tmp_path):
+    """libero_goal/0 (open a drawer) and libero_object/3 (a pick and place) in one dataset."""
+    root = tmp_path / "demos"
+    result = tether("collect", "libero_goal/0", TASK, "--tree", "reference", "--first-init-state",
+                    "40", "--init-states", "1", "--size", str(SIZE), "--language", "none",
+                    "--out", str(root))
+    assert kept(result.output) == (2, 2, 0), result.output
+    assert [(a.task, a.success) for a in read_ledger(root)] == [
+        (get_task("libero_goal/0").id, True), (get_task(TASK).id, True)]
+    recipe = json.loads((root / "meta" / "tether_demos.json").read_text(encoding="utf-8"))
+    assert recipe["tree"] == "reference"

@@ -32,8 +32,9 @@ def collect(
                                                "a whole SUITE); episodes cycle through them.")],
     tree: Annotated[str | None, typer.Option(
         help="Record whole-task demonstrations instead: this tree (a library name such as "
-             "pick_place, or a file) run from the start pose, successful episodes only; "
-             "rerunning resumes.")] = None,
+             "pick_place, a file, or reference: each task's reference solution, the library "
+             "trees the planner picks for its goal) run from the start pose, successful "
+             "episodes only; rerunning resumes.")] = None,
     episodes: Annotated[int | None, typer.Option(
         min=1, help="Successful staged grasps to record (default 40; not with --tree).")] = None,
     init_states: Annotated[int | None, typer.Option(

@@ -1,5 +1,8 @@
 """Whole-task demonstrations: an expert tree run from the robot's start pose, each successful
-episode appended to a LeRobotDataset (`tether collect TASK... --tree TREE`).
+episode appended to a LeRobotDataset (`tether collect TASK... --tree TREE`). The tree is one
+tree for every task, or (`--tree reference`) each task's own reference solution, the library
+trees the planner's skill rule picks for its goal (`tether.planning.reference`): a suite whose
+tasks need different skills (libero_goal: drawers, knobs, pushes, picks) is recorded in one go.
 
 Each attempt is one `tether run` of the tree (`tether.session.run`: params bound from the task's
 goal, privileged perception, no trace, no long-term memory, the task's own step cap unless
@@ -44,17 +47,19 @@ from tether.trees.compiler import LIBRARY, read_tree_file
 
 LEDGER = "tether_demos.jsonl"
 RECIPE = "tether_demos.json"
+REFERENCE = "reference"  # `--tree` for each task's reference solution
 BLOCK = 5  # init states per task before the next task's turn
 
 
 @dataclass
 class DemoConfig:
     """What to record: `tasks` (SUITE/TASK, SUITE/INDEX, .bddl files or whole suites) from
-    init states `first_init_state` .. `first_init_state + init_states - 1` of each, by `tree`."""
+    init states `first_init_state` .. `first_init_state + init_states - 1` of each, by `tree`
+    (None: each task's reference solution)."""
 
     tasks: Sequence[str]
     root: Path
-    tree: Path = LIBRARY / "pick_place.yaml"
+    tree: Path | None = LIBRARY / "pick_place.yaml"
     init_states: int = 40
     first_init_state: int = 0
     cameras: tuple[CameraSpec, ...] = (AGENTVIEW, WRIST)
@@ -65,8 +70,12 @@ class DemoConfig:
     def recipe(self) -> dict[str, Any]:
         """What must stay the same for episodes to belong in one dataset (a library tree by
         its name, so another checkout resumes the same recording)."""
-        in_library = self.tree.resolve().parent == LIBRARY.resolve()
-        return {"tree": self.tree.stem if in_library else str(self.tree),
+        if self.tree is None:
+            tree = REFERENCE
+        else:
+            in_library = self.tree.resolve().parent == LIBRARY.resolve()
+            tree = self.tree.stem if in_library else str(self.tree)
+        return {"tree": tree,
                 "cameras": [[c.camera, list(c.size), c.key] for c in self.cameras],
                 "language": self.language, "budget": self.budget, "seed": self.seed}
 
@@ -92,8 +101,10 @@ class DemoReport:
     seconds: float
 
 
-def tree_file(spec: str) -> Path:
-    """A tree file, or the library tree named `spec` (`pick_place`)."""
+def tree_file(spec: str) -> Path | None:
+    """A tree file, the library tree named `spec` (`pick_place`), or None for `reference`."""
+    if spec == REFERENCE:
+        return None
     path = Path(spec)
     if path.is_file():
         return path
@@ -101,7 +112,23 @@ def tree_file(spec: str) -> Path:
         return LIBRARY / f"{spec}.yaml"
     names = sorted(p.stem for p in LIBRARY.glob("*.yaml"))
     raise TetherError(f"--tree {spec}: no such file and no library tree of that name"
-                      f"{did_you_mean(spec, names)}; library trees: {', '.join(names)}")
+                      f"{did_you_mean(spec, [*names, REFERENCE])}; library trees: "
+                      f"{', '.join(names)}; or {REFERENCE}: each task's reference solution")
+
+
+def reference_tree(task: Task, folder: Path) -> Path:
+    """`task`'s reference solution written as a tree file in `folder`; a `TetherError` when a
+    literal of its goal has no skill."""
+    import yaml
+
+    from tether.planning.reference import reference_for
+
+    ref = reference_for(task.id)
+    if ref.missing:
+        raise TetherError(f"no library tree achieves {', '.join(ref.missing)} of {task.id}'s goal")
+    path = folder / f"reference-{task.id.replace('/', '-')}.yaml"
+    path.write_text(yaml.safe_dump(ref.document(), sort_keys=False), encoding="utf-8")
+    return path
 
 
 def tasks_of(specs: Sequence[str]) -> list[Task]:
@@ -176,7 +203,8 @@ def collect_demos(config: DemoConfig, progress: Callable[[Attempt, int, int], No
         if config.first_init_state < 0 or last >= task.num_init_states:
             raise TetherError(f"{task.id} has initial states 0..{task.num_init_states - 1}, not "
                               f"{config.first_init_state}..{last}")
-    read_tree_file(config.tree)  # a malformed tree fails before any scene opens
+    if config.tree is not None:
+        read_tree_file(config.tree)  # a malformed tree fails before any scene opens
     language = Language(config.language) if config.language else None
     rollout = Rollout(config.cameras, language)
     features = rollout.features()  # loads the embedder: an unknown name fails here
@@ -199,6 +227,7 @@ def collect_demos(config: DemoConfig, progress: Callable[[Attempt, int, int], No
         ledger.write(json.dumps(asdict(attempt)) + "\n")
     ledger.flush()
     start, made = time.perf_counter(), []
+    trees: dict[str, Path] = {}  # each task's reference solution, written once
     scenes = SceneCache(size=1)
     try:
         with tempfile.TemporaryDirectory(prefix="tether-demos-") as runs:
@@ -208,7 +237,9 @@ def collect_demos(config: DemoConfig, progress: Callable[[Attempt, int, int], No
                                         budget=config.budget, runs=Path(runs), record=False,
                                         memory="none")
                 try:
-                    result = run(RunConfig(config.tree, session), scenes=scenes,
+                    if config.tree is None and task.id not in trees:
+                        trees[task.id] = reference_tree(task, Path(runs))
+                    result = run(RunConfig(config.tree or trees[task.id], session), scenes=scenes,
                                  observers=(rollout.start,)).result
                     attempt = Attempt(task.id, state, bool(result.success), result.steps,
                                       round(time.perf_counter() - t0, 1),
