@@ -13,9 +13,30 @@ from tether.trees.compiler import LIBRARY
 
 TASK = "libero_goal/put_the_bowl_on_the_plate"
 runner = CliRunner()
-pytestmark = pytest.mark.slow
 
 
+def test_appending_episodes_probes_no_video_decoder(tmp_path, caplog):
+    """The datasets hold images only: reopening one per episode must not have lerobot look for
+    torchcodec, which warns with a page of traceback each time where FFmpeg is missing."""
+    import logging
+
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    from tether.datasets.rollouts import NODE, append_episode, rollout_features
+    from tether.models.observation import CameraSpec
+
+    wanted = rollout_features((CameraSpec("agentview", (8, 8), "image"),))
+    frame = {"observation.images.image": np.zeros((8, 8, 3), np.uint8),
+             "observation.state": np.zeros(8, np.float32), "action": np.zeros(7, np.float32),
+             NODE: "", "task": "put the bowl on the plate"}
+    with caplog.at_level(logging.WARNING):
+        for _ in range(2):
+            append_episode(tmp_path / "data", [frame, frame], False, wanted)
+    assert not [r for r in caplog.records if r.name.startswith("lerobot")]
+    assert LeRobotDataset("tether/data", root=tmp_path / "data").num_episodes == 2
+
+
+@pytest.mark.slow
 def test_run_and_bench_append_episodes_readable_with_lerobot(tmp_path):
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 

@@ -41,6 +41,9 @@ from tether.scenes.vocabulary import category_of, noun
 from tether.trees.episode import run_episode
 
 FPS = 20
+# The datasets hold images, no video. Naming a video backend spares lerobot its probe of
+# torchcodec, which warns, with a page of traceback, at every opening where FFmpeg is missing.
+VIDEO_BACKEND = "pyav"
 WRIST = CameraSpec("robot0_eye_in_hand", (64, 64), "image2")
 AGENTVIEW = CameraSpec("agentview", (64, 64), "image")
 CAMERAS = {"wrist": WRIST, "agentview": AGENTVIEW}
@@ -173,7 +176,7 @@ def collect(tasks: Sequence[str], *, episodes: int, root: Path, cameras: Sequenc
     start = time.perf_counter()
     dataset = LeRobotDataset.create(repo_id=f"tether/{root.name}", fps=FPS, root=root,
                                     features=features(cameras), robot_type="panda",
-                                    use_videos=False)
+                                    use_videos=False, video_backend=VIDEO_BACKEND)
     rng = np.random.default_rng(seed)
     scenes = SceneCache(size=len(tasks))
     done = attempts = frames = 0

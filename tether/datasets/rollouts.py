@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from tether.datasets.collect import FPS, features
+from tether.datasets.collect import FPS, VIDEO_BACKEND, features
 from tether.errors import TetherError
 from tether.models.language import FEATURE as LANGUAGE_FEATURE
 from tether.models.language import Language
@@ -144,7 +144,8 @@ def create_dataset(root: Path, wanted: dict[str, dict[str, Any]]) -> None:
     if root.exists():
         root.rmdir()  # empty: `create` makes the folder itself
     LeRobotDataset.create(repo_id=f"tether/{root.name}", fps=FPS, root=root, features=wanted,
-                          robot_type="panda", use_videos=False).finalize()
+                          robot_type="panda", use_videos=False,
+                          video_backend=VIDEO_BACKEND).finalize()
 
 
 def append_episode(root: Path, frames: list[dict[str, Any]], success: bool,
@@ -162,7 +163,7 @@ def append_episode(root: Path, frames: list[dict[str, Any]], success: bool,
     check_target(root, wanted)
     if not (root / "meta" / "info.json").is_file():
         create_dataset(root, wanted)
-    dataset = LeRobotDataset.resume(f"tether/{root.name}", root=root)
+    dataset = LeRobotDataset.resume(f"tether/{root.name}", root=root, video_backend=VIDEO_BACKEND)
     try:
         for frame in frames:
             dataset.add_frame({**frame, NODE: str(frame[NODE]),
