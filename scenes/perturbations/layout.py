@@ -83,8 +83,12 @@ class Distractors(Perturbation):
     name, stage, Config = "distractors", SCENE, DistractorsConfig
     summary = "adds n grocery objects at free spots on the table (clutter)"
 
+    def pool(self) -> tuple[str, ...]:
+        """The categories drawn from: the configured ones, else `DISTRACTOR_POOL`."""
+        return tuple(filter(None, self.config.categories.split("+"))) or DISTRACTOR_POOL
+
     def edit_problem(self, problem: Problem, rng: np.random.Generator) -> Problem:
-        pool = tuple(filter(None, self.config.categories.split("+"))) or DISTRACTOR_POOL
+        pool = self.pool()
         problem = problem.copy()
         for _ in range(self.config.n):
             category = pool[int(rng.integers(len(pool)))]
@@ -92,9 +96,7 @@ class Distractors(Perturbation):
         return problem
 
     def on_reset(self, scene: PerturbedScene, rng: np.random.Generator) -> None:
-        pool = set(filter(None, self.config.categories.split("+"))) or set(DISTRACTOR_POOL)
-        stand_clear(scene, [n for n in scene.added_objects()
-                            if scene.problem.category_of(n) in pool])
+        stand_clear(scene, set(self.pool()))
 
 
 @dataclass(frozen=True)
@@ -124,9 +126,8 @@ class IdenticalCopies(Perturbation):
         return problem
 
     def on_reset(self, scene: PerturbedScene, rng: np.random.Generator) -> None:
-        category = scene.problem.category_of(main_object(scene.problem, self.config.object))
-        stand_clear(scene, [n for n in scene.added_objects()
-                            if scene.problem.category_of(n) == category])
+        stand_clear(scene, {scene.problem.category_of(main_object(scene.problem,
+                                                                   self.config.object))})
 
 
 @dataclass(frozen=True)
@@ -157,8 +158,7 @@ class Occlusion(Perturbation):
         raise TetherError(f"occlusion: no free spot between the camera and '{target}'")
 
     def on_reset(self, scene: PerturbedScene, rng: np.random.Generator) -> None:
-        stand_clear(scene, [n for n in scene.added_objects()
-                            if scene.problem.category_of(n) == self.config.category])
+        stand_clear(scene, {self.config.category})
 
 
 @dataclass(frozen=True)
@@ -234,16 +234,16 @@ def _penetrates(scene: PerturbedScene, name: str, xy: np.ndarray) -> bool:
         mujoco.mj_forward(model, data)
 
 
-def stand_clear(scene: PerturbedScene, names: list[str]) -> None:
-    """Set each of `names` down on the table (its bottom at the top of the thin region box it
-    was added in) where it stands clear (`_box_clear_test`): where it is, else at the nearest
-    such spot on rings 1 cm apart. An object added at a free spot of the task file is dropped
-    from above, and may land on a fixture or on a neighbour its region's sampler put
-    off-centre, tilted or thrown off the table."""
+def stand_clear(scene: PerturbedScene, categories: set[str]) -> None:
+    """Set each object the perturbations added of `categories` down on the table (its bottom at
+    the top of the thin region box it was added in) where it stands clear (`_box_clear_test`):
+    where it is, else at the nearest such spot on rings 1 cm apart. An object added at a free
+    spot of the task file is dropped from above, and may land on a fixture or on a neighbour its
+    region's sampler put off-centre, tilted or thrown off the table."""
     import mujoco
 
     regions = {lit[1]: lit[2] for lit in scene.problem.init if lit[0] == "on"}
-    for name in names:
+    for name in [n for n in scene.added_objects() if scene.problem.category_of(n) in categories]:
         mujoco.mj_forward(scene.model, scene.data)
         pos = scene.true_pose_of(name).pos
         pos[2] -= scene.extent_of(name)[0][2] - scene.extent_of(regions[name])[1][2]

@@ -227,7 +227,8 @@ def collect_demos(config: DemoConfig, progress: Callable[[Attempt, int, int], No
         ledger.write(json.dumps(asdict(attempt)) + "\n")
     ledger.flush()
     start, made = time.perf_counter(), []
-    trees: dict[str, Path] = {}  # each task's reference solution, written once
+    # each task's reference solution, written once (or why it has none, found once)
+    trees: dict[str, Path | TetherError] = {}
     scenes = SceneCache(size=1)
     try:
         with tempfile.TemporaryDirectory(prefix="tether-demos-") as runs:
@@ -238,8 +239,14 @@ def collect_demos(config: DemoConfig, progress: Callable[[Attempt, int, int], No
                                         memory="none")
                 try:
                     if config.tree is None and task.id not in trees:
-                        trees[task.id] = reference_tree(task, Path(runs))
-                    result = run(RunConfig(config.tree or trees[task.id], session), scenes=scenes,
+                        try:
+                            trees[task.id] = reference_tree(task, Path(runs))
+                        except TetherError as exc:  # no skill: each attempt fails with it
+                            trees[task.id] = exc
+                    tree = config.tree or trees[task.id]
+                    if isinstance(tree, TetherError):
+                        raise tree
+                    result = run(RunConfig(tree, session), scenes=scenes,
                                  observers=(rollout.start,)).result
                     attempt = Attempt(task.id, state, bool(result.success), result.steps,
                                       round(time.perf_counter() - t0, 1),
