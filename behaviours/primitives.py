@@ -260,7 +260,9 @@ class MoveTo(RobotLeaf):
     `grasp_turned`) it also rights a hand tilted more than TILT_TOLERANCE to point straight down
     (a tilt left by an earlier contact would bring one fingertip down first; the start pose's
     few degrees are kept, as the reach to a raised object may need them); a move onto the point
-    itself (the descent after the approach) keeps the orientation it starts with.
+    itself (the descent after the approach) keeps the orientation it starts with. From its start
+    until another move (or a policy) begins, the arm's posture leans toward a configuration at
+    its goal (`Robot.steer`).
     """
 
     YAW_TOLERANCE = 0.05  # rad
@@ -294,6 +296,7 @@ class MoveTo(RobotLeaf):
             self.quat = Rotation.from_euler("xyz", [roll, pitch, yaw]).as_quat()
         self.ticks, self.progress = 0, Progress(0.002, self.stuck_steps)
         self.way = self.goal.way(self.robot, self.start)
+        self.robot.steer(self.goal.position(self.robot, self.start), self.quat)
 
     def update(self) -> Status:
         here = self.robot.eef_pose()

@@ -85,6 +85,7 @@ class VLA(RobotLeaf):
 
     def initialise(self) -> None:
         self.policy.reset()
+        self.robot.steer(None)  # the controller's own posture, as in the policy's demonstrations
         self.queue: deque[np.ndarray] = deque()
         self.actions = self.chunks = 0
         self.trail: deque[tuple[np.ndarray, float]] = deque(maxlen=PROGRESS_WINDOW + 1)

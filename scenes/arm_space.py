@@ -12,7 +12,8 @@ Inverse kinematics is damped least squares on MuJoCo's own site Jacobian (positi
 orientation), started from the last solution this space found (poses asked in sequence, such as
 along a way in, converge in a few steps), then the current configuration, then seeded random
 ones inside the joint limits; a solution counts when its pose error is within `POS_TOLERANCE`
-and `ROT_TOLERANCE` and it is free.
+and `ROT_TOLERANCE` and it is free. A space made without `collisions` asks only the arm's
+kinematics and finds every configuration free (`Robot.steer`).
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ class ArmSpace:
 
     def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], *,
                  site: int, body: int, robot_geoms: Iterable[int], allowed_geoms: Iterable[int],
-                 carried_geoms: Iterable[int] = (), carried_joint: int | None = None):
+                 carried_geoms: Iterable[int] = (), carried_joint: int | None = None,
+                 collisions: bool = True):
         self.model, self.data = model, mujoco.MjData(model)
+        self.collisions = collisions
         mujoco.mj_copyData(self.data, model, data)
         self.carried = None if carried_joint is None else int(model.jnt_qposadr[carried_joint])
         if self.carried is not None:  # the object's pose in the hand's frame
@@ -76,9 +79,15 @@ class ArmSpace:
             self.data.qpos[a:a + 3] = self.data.xpos[self.body] + hand @ self.held_pos
             xyzw = (Rotation.from_matrix(hand) * self.held_rot).as_quat()
             self.data.qpos[a + 3:a + 7] = [xyzw[3], *xyzw[:3]]
-        mujoco.mj_fwdPosition(self.model, self.data)
+        if self.collisions:
+            mujoco.mj_fwdPosition(self.model, self.data)
+        else:  # what the site's pose and Jacobian need
+            mujoco.mj_kinematics(self.model, self.data)
+            mujoco.mj_comPos(self.model, self.data)
 
     def free(self, q: np.ndarray) -> bool:
+        if not self.collisions:
+            return True
         self._place(q)
         n = self.data.ncon
         if n == 0:

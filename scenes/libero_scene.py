@@ -182,6 +182,7 @@ class LiberoScene(Robot):
         e = self._env.env
         model = e.sim.model._model
         self._robot = e.robots[0]
+        self._posture: tuple[Any, np.ndarray] | None = None  # (controller, its own posture)
         self._eef_body = model.body(self._robot.robot_model.eef_name).id
         self._finger_qpos = list(self._robot._ref_gripper_joint_pos_indexes)
         self._bodies = {n: e.obj_body_id[n] for n in [*e.objects_dict, *e.fixtures_dict]}
@@ -463,6 +464,24 @@ class LiberoScene(Robot):
                         site=self._robot.eef_site_id, body=self._eef_body,
                         robot_geoms=self._robot_geoms, allowed_geoms=allowed,
                         carried_geoms=carried, carried_joint=joint)
+
+    def steer(self, pos: np.ndarray | None, quat: np.ndarray | None = None) -> None:
+        """Set robosuite's operational-space controller's null-space target (`initial_joint`,
+        the posture it otherwise keeps from its reset) to the configuration `ArmSpace.solve`
+        finds without collisions (from the current one first). Only the arm's own chain is
+        read: no privileged read."""
+        controller = self._robot.controller
+        if self._posture is None or self._posture[0] is not controller:  # rebuilt at each reset
+            self._posture = (controller, np.array(controller.initial_joint))
+        q = None
+        if pos is not None and np.linalg.norm(np.subtract(pos[:2], self._robot.base_pos[:2])) \
+                >= self.FAR_REACH:
+            space = ArmSpace(self._env.env.sim.model._model, self._data,
+                             list(self._robot._ref_joint_indexes), site=self._robot.eef_site_id,
+                             body=self._eef_body, robot_geoms=(), allowed_geoms=(),
+                             collisions=False)
+            q = space.solve(np.asarray(pos, float), quat, seed=0)
+        controller.initial_joint = self._posture[1] if q is None else q
 
     @privileged
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:

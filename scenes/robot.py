@@ -93,6 +93,7 @@ class Robot(abc.ABC):
     """A manipulator in a scene, stepped one control period at a time."""
 
     CLEARANCE = 0.12  # how far above a point `clear_from_above` looks (m)
+    FAR_REACH = 0.6  # m from the arm's base, horizontally, beyond which `steer` steers
 
     control_dt: float = 0.05
     gains = ServoGains()
@@ -212,6 +213,16 @@ class Robot(abc.ABC):
         entities in `allow` (`tether.scenes.motion`), with the object `carrying` moving with the
         hand as it is held now; `TetherError` when the scene has no geometry."""
         raise TetherError("this scene has no geometry to plan motions in")
+
+    def steer(self, pos: np.ndarray | None,  # noqa: B027 - optional, nothing to steer by default
+              quat: np.ndarray | None = None) -> None:
+        """Lean the arm's spare freedom (its null space) toward a configuration that has the
+        end effector at (`pos`, `quat`), found by the arm's kinematics alone, when `pos` lies
+        `FAR_REACH` or more from the arm's base horizontally; None, a nearer pose or one it does
+        not find gives the controller's own posture back. Near the edge of its workspace a
+        controller that tracks the end effector alone folds the arm into a joint limit (an
+        elbow straightened reaching far and high, then stuck a few cm short); nearer, its own
+        posture serves. A robot without a model of its arm keeps its posture."""
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """Where (x, y) the middle of `carried` goes down on `target` near the point `near`,

@@ -1,0 +1,68 @@
+"""`Robot.steer`: the arm's null-space posture leans toward a configuration at a move's goal, so
+a far, high reach no longer folds the elbow into its limit (simulated, so marked slow)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tether.scenes.grasp_choice import DOWN
+from tether.scenes.libero_scene import LiberoScene
+from tether.scenes.robot import Robot
+from tether.session.run import RunConfig, run
+from tether.session.session import SessionConfig
+from tether.trees.compiler import LIBRARY
+
+pytestmark = pytest.mark.slow
+
+TASK = "libero_goal/put_the_bowl_on_top_of_the_cabinet"
+FAR_TASK = "libero_spatial/pick_up_the_black_bowl_on_the_wooden_cabinet_and_place_it_on_the_plate"
+
+
+def _site_at(scene: LiberoScene, q: np.ndarray) -> np.ndarray:
+    """Where the end effector would be with the arm's joints at `q`."""
+    space = scene.motion_space([])
+    return space.pose(q).pos
+
+
+def test_steer_sets_a_posture_at_a_far_goal_and_gives_the_controller_s_own_back():
+    scene = LiberoScene(TASK, 1)
+    try:
+        controller = scene._robot.controller
+        own = np.array(controller.initial_joint)
+        base = np.asarray(scene._robot.base_pos, float)
+        far = base + [Robot.FAR_REACH + 0.05, -0.1, 0.2]
+        scene.steer(far, DOWN.as_quat())
+        assert not np.allclose(controller.initial_joint, own)
+        assert np.linalg.norm(_site_at(scene, controller.initial_joint) - far) < 0.005
+        scene.steer(None)
+        assert np.array_equal(controller.initial_joint, own)
+        for elsewhere in (base + [Robot.FAR_REACH - 0.1, 0.0, 0.2],  # near: its own serves
+                          base + [5.0, 0.0, 0.2]):  # out of reach
+            scene.steer(far, DOWN.as_quat())
+            scene.steer(elsewhere, DOWN.as_quat())
+            assert np.array_equal(controller.initial_joint, own)
+    finally:
+        scene.close()
+
+
+def test_a_bowl_far_back_on_the_cabinet_is_taken_with_fewer_stalls(tmp_path: Path, monkeypatch):
+    """libero_spatial's bowl on the wooden cabinet at init state 3, about 0.7 m out from the
+    arm's base and 0.25 m above it: unsteered, the descent, the turned approach and the way
+    back up stall four times in all; steered, once."""
+
+    def stalls(record) -> list[str]:
+        return [e["node"] for e in record.result.errors
+                if e["code"] == "STUCK" and e["node"] != "down until it rests"]
+
+    config = RunConfig(LIBRARY / "pick_place.yaml",
+                       SessionConfig(FAR_TASK, seed=3, init_state=3, runs=tmp_path,
+                                     memory="none", budget=600))
+    steered = run(config)
+    assert steered.result.success and len(stalls(steered)) <= 1
+    monkeypatch.setattr(LiberoScene, "steer", Robot.steer)
+    unsteered = run(config)
+    assert len(stalls(unsteered)) >= 4
+    assert unsteered.result.steps > steered.result.steps + 150
