@@ -484,6 +484,9 @@ class Perceived(Robot):
     def observe(self) -> dict:
         return self.scene.observe()
 
+    def steer(self, pos: np.ndarray | None, quat: np.ndarray | None = None) -> None:
+        self.scene.steer(pos, quat)  # the arm's own kinematics: proprioception
+
     def _apply(self, action: np.ndarray) -> None:
         with self._layout("simulation"):
             self.scene.step(action)

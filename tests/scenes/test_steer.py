@@ -48,6 +48,26 @@ def test_steer_sets_a_posture_at_a_far_goal_and_gives_the_controller_s_own_back(
         scene.close()
 
 
+def test_camera_perception_steers_through_the_scene_without_a_privileged_read():
+    from tether.blackboard.world import perceive
+
+    scene = LiberoScene(TASK, 1)
+    try:
+        controller = scene._robot.controller
+        own = np.array(controller.initial_joint)
+        far = np.asarray(scene._robot.base_pos, float) + [Robot.FAR_REACH + 0.05, -0.1, 0.2]
+        robot = perceive(scene, "camera")
+        try:
+            with scene.isolation.enforced():
+                robot.steer(far, DOWN.as_quat())
+            assert not np.allclose(controller.initial_joint, own)
+            assert not scene.isolation.reads
+        finally:
+            robot.close()
+    finally:
+        scene.close()
+
+
 def test_a_bowl_far_back_on_the_cabinet_is_taken_with_fewer_stalls(tmp_path: Path, monkeypatch):
     """libero_spatial's bowl on the wooden cabinet at init state 3, about 0.7 m out from the
     arm's base and 0.25 m above it: unsteered, the descent, the turned approach and the way
