@@ -296,11 +296,14 @@ class MoveTo(RobotLeaf):
             self.quat = Rotation.from_euler("xyz", [roll, pitch, yaw]).as_quat()
         self.ticks, self.progress = 0, Progress(0.002, self.stuck_steps)
         self.way = self.goal.way(self.robot, self.start)
-        self.robot.steer(self.goal.position(self.robot, self.start), self.quat)
+        self.first_goal = self.goal.position(self.robot, self.start)  # this tick's, for update
+        self.robot.steer(self.first_goal, self.quat)
 
     def update(self) -> Status:
         here = self.robot.eef_pose()
-        goal = self.goal.position(self.robot, self.start)
+        goal, self.first_goal = self.first_goal, None
+        if goal is None:
+            goal = self.goal.position(self.robot, self.start)
         while self.way and np.linalg.norm(self.way[0] - here.pos) <= self.PASS:
             self.way.pop(0)
         points = [here.pos, *self.way, goal]

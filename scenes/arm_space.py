@@ -64,6 +64,14 @@ class ArmSpace:
         self.start = self.data.qpos[self.qadr].copy()
         self.last: np.ndarray | None = None  # the last solution, where the next solve starts
 
+    def restart(self, data: mujoco.MjData) -> None:
+        """Start again from `data`'s configuration (all that kinematics reads: positions and
+        mocap poses), forgetting the last solution: a space without collisions kept across
+        calls instead of copied anew."""
+        self.data.qpos[:] = data.qpos
+        self.data.mocap_pos[:], self.data.mocap_quat[:] = data.mocap_pos, data.mocap_quat
+        self.start, self.last = self.data.qpos[self.qadr].copy(), None
+
     def limits(self) -> tuple[np.ndarray, np.ndarray]:
         return self.low, self.high
 

@@ -183,6 +183,7 @@ class LiberoScene(Robot):
         model = e.sim.model._model
         self._robot = e.robots[0]
         self._posture: tuple[Any, np.ndarray] | None = None  # (controller, its own posture)
+        self._kinematics: ArmSpace | None = None  # `steer`'s, made at its first far goal
         self._eef_body = model.body(self._robot.robot_model.eef_name).id
         self._finger_qpos = list(self._robot._ref_gripper_joint_pos_indexes)
         self._bodies = {n: e.obj_body_id[n] for n in [*e.objects_dict, *e.fixtures_dict]}
@@ -476,11 +477,13 @@ class LiberoScene(Robot):
         q = None
         if pos is not None and np.linalg.norm(np.subtract(pos[:2], self._robot.base_pos[:2])) \
                 >= self.FAR_REACH:
-            space = ArmSpace(self._env.env.sim.model._model, self._data,
-                             list(self._robot._ref_joint_indexes), site=self._robot.eef_site_id,
-                             body=self._eef_body, robot_geoms=(), allowed_geoms=(),
-                             collisions=False)
-            q = space.solve(np.asarray(pos, float), quat, seed=0)
+            if self._kinematics is None:
+                self._kinematics = ArmSpace(
+                    self._env.env.sim.model._model, self._data,
+                    list(self._robot._ref_joint_indexes), site=self._robot.eef_site_id,
+                    body=self._eef_body, robot_geoms=(), allowed_geoms=(), collisions=False)
+            self._kinematics.restart(self._data)
+            q = self._kinematics.solve(np.asarray(pos, float), quat, seed=0)
         controller.initial_joint = self._posture[1] if q is None else q
 
     @privileged
