@@ -349,6 +349,12 @@ class Perceived(Robot):
         return self.scene.isolation.allowed(reason)
 
     # --- proprioception and the task ---------------------------------------------------------
+    @property
+    def task(self):
+        """The scene's task (its file, names and aliases), or None: what a planner reads of
+        which entities are fixtures."""
+        return getattr(self.scene, "task", None)
+
     def eef_pose(self) -> Pose:
         return self.scene.eef_pose()
 

@@ -64,6 +64,19 @@ def test_two_identical_bowls_are_told_apart_and_named_as_the_task_file_places_th
 
 
 @pytest.mark.slow
+def test_a_planner_under_camera_perception_knows_the_fixtures_and_plans_what_it_would_privileged():
+    from tether.planning.grounding import rank
+    from tether.scenes.referring import SceneFacts
+
+    with camera_view("libero_goal/turn_on_the_stove") as (scene, robot):
+        with scene.isolation.enforced():
+            facts = SceneFacts.of(robot)
+        assert facts.fixtures == SceneFacts.of(scene).fixtures >= {"flat_stove_1"}
+        assert [str(g) for g in rank("turn on the stove", facts).decide()] == \
+            ["turn_on(flat_stove_1)"]
+
+
+@pytest.mark.slow
 def test_an_object_the_segmenter_does_not_know_is_not_found_never_guessed(tmp_path: Path):
     """The shipped segmenter with its `yellow_plate` label renamed: the plate's pixels are
     labelled, but with a category no object of the scene has, so the plate is not seen."""
