@@ -491,7 +491,8 @@ class Perceived(Robot):
         return self.scene.observe()
 
     def steer(self, pos: np.ndarray | None, quat: np.ndarray | None = None) -> None:
-        self.scene.steer(pos, quat)  # the arm's own kinematics: proprioception
+        with self._layout("collision geometry"):  # the arm's kinematics, checked on fixtures
+            self.scene.steer(pos, quat)
 
     def _apply(self, action: np.ndarray) -> None:
         with self._layout("simulation"):

@@ -13,7 +13,8 @@ orientation), started from the last solution this space found (poses asked in se
 along a way in, converge in a few steps), then the current configuration, then seeded random
 ones inside the joint limits; a solution counts when its pose error is within `POS_TOLERANCE`
 and `ROT_TOLERANCE` and it is free. A space made without `collisions` asks only the arm's
-kinematics and finds every configuration free (`Robot.steer`).
+kinematics and finds every configuration free (`Robot.steer`). `swivel` moves a configuration
+along the arm's self-motion, the hand held at its pose, to the nearest free one.
 """
 
 from __future__ import annotations
@@ -141,3 +142,36 @@ class ArmSpace:
             step = jac.T @ np.linalg.solve(jac @ jac.T + self.DAMPING ** 2 * np.eye(6), err)
             q = np.clip(q + step, self.low, self.high)
         return None
+
+    def swivel(self, q: np.ndarray, pos: np.ndarray, quat: np.ndarray, *, step: float = 0.05,
+               reach: float = 2.0) -> np.ndarray | None:
+        """The free configuration nearest `q` along the arm's self-motion at the pose (`pos`,
+        `quat`): its null-space direction followed both ways in `step`s, each step brought back
+        onto the pose (the elbow swung about the shoulder-wrist line, the hand held still), up to
+        `reach` rad of travel; None when there is none."""
+        goal = Rotation.from_quat(quat)
+        first = self._null(q)
+        walkers = [(q, first), (q, -first)]  # (configuration, direction it follows)
+        for _ in range(int(reach / step)):
+            moved = []
+            for here, direction in walkers:
+                there = self._converge(np.clip(here + step * direction, self.low, self.high),
+                                       pos, goal)
+                if there is None:
+                    continue
+                if self.free(there):
+                    return there
+                null = self._null(there)
+                moved.append((there, null if null @ direction >= 0 else -null))
+            if not moved:
+                return None
+            walkers = moved
+        return None
+
+    def _null(self, q: np.ndarray) -> np.ndarray:
+        """The unit joint motion at `q` that moves the end effector least: the null space of its
+        6 x 7 Jacobian."""
+        self._place(q)
+        jacp, jacr = np.zeros((3, self.model.nv)), np.zeros((3, self.model.nv))
+        mujoco.mj_jacSite(self.model, self.data, jacp, jacr, self.site)
+        return np.linalg.svd(np.vstack([jacp[:, self.dofs], jacr[:, self.dofs]]))[2][-1]

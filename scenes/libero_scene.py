@@ -469,8 +469,10 @@ class LiberoScene(Robot):
     def steer(self, pos: np.ndarray | None, quat: np.ndarray | None = None) -> None:
         """Set robosuite's operational-space controller's null-space target (`initial_joint`,
         the posture it otherwise keeps from its reset) to the configuration `ArmSpace.solve`
-        finds without collisions (from the current one first). Only the arm's own chain is
-        read: no privileged read."""
+        finds by the arm's kinematics alone (from the current one first); when that one would
+        hit a fixture, the nearest free one along the arm's self-motion (`ArmSpace.swivel`:
+        a forearm over a cabinet's corner swung clear). Movable objects do not count: they give
+        way. Only that check reads the scene (its collision geometry)."""
         controller = self._robot.controller
         if self._posture is None or self._posture[0] is not controller:  # rebuilt at each reset
             self._posture = (controller, np.array(controller.initial_joint))
@@ -483,7 +485,13 @@ class LiberoScene(Robot):
                     list(self._robot._ref_joint_indexes), site=self._robot.eef_site_id,
                     body=self._eef_body, robot_geoms=(), allowed_geoms=(), collisions=False)
             self._kinematics.restart(self._data)
-            q = self._kinematics.solve(np.asarray(pos, float), quat, seed=0)
+            pos = np.asarray(pos, float)
+            q = self._kinematics.solve(pos, quat, seed=0)
+            if q is not None:
+                fixtures = self.motion_space(self.objects())
+                if not fixtures.free(q):
+                    free = fixtures.swivel(q, pos, quat)
+                    q = q if free is None else free
         controller.initial_joint = self._posture[1] if q is None else q
 
     @privileged

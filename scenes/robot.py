@@ -218,8 +218,9 @@ class Robot(abc.ABC):
               quat: np.ndarray | None = None) -> None:
         """Lean the arm's spare freedom (its null space) toward a configuration that has the
         end effector at (`pos`, `quat`), found by the arm's kinematics alone, when `pos` lies
-        `FAR_REACH` or more from the arm's base horizontally; None, a nearer pose or one it does
-        not find gives the controller's own posture back. Near the edge of its workspace a
+        `FAR_REACH` or more from the arm's base horizontally (one that would hit a fixture swung
+        clear where it can be); None, a nearer pose or one it does not find gives the
+        controller's own posture back. Near the edge of its workspace a
         controller that tracks the end effector alone folds the arm into a joint limit (an
         elbow straightened reaching far and high, then stuck a few cm short); nearer, its own
         posture serves. A robot without a model of its arm keeps its posture."""

@@ -1,5 +1,6 @@
 """`Robot.steer`: the arm's null-space posture leans toward a configuration at a move's goal, so
-a far, high reach no longer folds the elbow into its limit (simulated, so marked slow)."""
+a far, high reach no longer folds the elbow into its limit, and a forearm that would rest on a
+fixture swings clear (simulated, so marked slow)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tether.scenes.arm_space import ArmSpace
 from tether.scenes.grasp_choice import DOWN
 from tether.scenes.libero_scene import LiberoScene
 from tether.scenes.robot import Robot
@@ -48,7 +50,7 @@ def test_steer_sets_a_posture_at_a_far_goal_and_gives_the_controller_s_own_back(
         scene.close()
 
 
-def test_camera_perception_steers_through_the_scene_without_a_privileged_read():
+def test_camera_perception_steers_through_the_scene_reading_only_collision_geometry():
     from tether.blackboard.world import perceive
 
     scene = LiberoScene(TASK, 1)
@@ -61,7 +63,7 @@ def test_camera_perception_steers_through_the_scene_without_a_privileged_read():
             with scene.isolation.enforced():
                 robot.steer(far, DOWN.as_quat())
             assert not np.allclose(controller.initial_joint, own)
-            assert not scene.isolation.reads
+            assert set(scene.isolation.reads) == {"collision geometry"}  # fixtures checked
         finally:
             robot.close()
     finally:
@@ -86,3 +88,30 @@ def test_a_bowl_far_back_on_the_cabinet_is_taken_with_fewer_stalls(tmp_path: Pat
     unsteered = run(config)
     assert len(stalls(unsteered)) >= 4
     assert unsteered.result.steps > steered.result.steps + 150
+
+
+def test_a_far_posture_that_would_rest_on_a_fixture_swings_clear_with_the_hand_on_its_goal():
+    """LIBERO-PRO's libero_spatial_swap: the bowl on the cookie box stands against the wooden
+    cabinet, 0.7 m out. Taken with the wrist turned, the arm's kinematics alone put the forearm
+    (link 5) on the cabinet's top corner; steering swings the elbow clear."""
+    from scipy.spatial.transform import Rotation
+
+    from tether.scenes.grasps import turned_grasp
+
+    scene = LiberoScene("libero_spatial_swap/pick_up_the_black_bowl_on_the_cookie_box_and_place"
+                        "_it_on_the_plate", 0)
+    try:
+        point, yaw = turned_grasp(scene, "akita_black_bowl_1")
+        quat = (Rotation.from_euler("z", yaw) * DOWN).as_quat()
+        fixtures = scene.motion_space(scene.objects())
+        kinematic = ArmSpace(fixtures.model, scene._data, list(scene._robot._ref_joint_indexes),
+                             site=scene._robot.eef_site_id, body=scene._eef_body, robot_geoms=(),
+                             allowed_geoms=(), collisions=False).solve(point, quat, seed=0)
+        assert not fixtures.free(kinematic)
+        scene.steer(point, quat)
+        steered = np.array(scene._robot.controller.initial_joint)
+        assert fixtures.free(steered)
+        assert np.linalg.norm(_site_at(scene, steered) - point) < 0.005
+        assert np.abs(steered - kinematic).max() < 1.0  # the same arm, swung: not flipped over
+    finally:
+        scene.close()
