@@ -361,6 +361,9 @@ class Perceived(Robot):
     def gripper_width(self) -> float:
         return self.scene.gripper_width()
 
+    def reach(self, pos: np.ndarray) -> float:
+        return self.scene.reach(pos)
+
     def entities(self) -> list[str]:
         return self.scene.entities()
 

@@ -12,7 +12,10 @@ closing axis) occupy there, with the wrist at any yaw, which a scene can test fo
 (`Robot.clear_from_above`). `clear_grasp` is the grasp the scene has room for at a yaw: a solid
 object's grasp point is slid across the closing axis, as little as will do, until the gripper
 clears its neighbours; a hollow one's is raised, a few mm at most, until the hand (3 cm above the
-fingertips) clears the walls of a drawer the bowl stands in. `turned_grasp` is the one tried when
+fingertips) clears the walls of a drawer the bowl stands in. A hollow object at the edge of the
+arm's reach (`EDGE_REACH` from its base, `Robot.reach`) is taken only at the wall nearer the
+robot, with the wrist turned: the +y wall, as far out as the middle, leaves the elbow straight,
+at its limit, and the lift and carry stall there. `turned_grasp` is the one tried when
 the wrist at yaw 0 has no room: the wrist turned a quarter; when that has no room either, for a
 hollow object the rim point, every 15 degrees around it, with room for fingers closing across its
 wall there (`rim_grasps`: the wrist least turned first), and for a solid object the open fingers
@@ -71,6 +74,7 @@ SAME_PLACE = 0.01  # grasp points nearer than this on the object are the same ca
 SAME_YAW = np.radians(5)  # wrist yaws nearer than this are the same candidate (rad)
 MOVED = 0.02  # an object moved this far since a grasp stalled is a new situation (m)
 STALLS = 2  # a candidate is passed over once it stalled this often: once may be a passing contact
+EDGE_REACH = 0.72  # m from the arm's base (horizontally) beyond which a rim is taken nearest it
 
 
 class NoGraspLeft(Exception):
@@ -175,9 +179,13 @@ def grasp_candidates(low: np.ndarray, high: np.ndarray, yaw: float = 0.0, *, hol
 def clear_grasp(robot: Robot, name: str, yaw: float = 0.0, stalls: Sequence[Stall] = ()
                 ) -> tuple[np.ndarray, bool]:
     """The first of `grasp_candidates` no stall matches that the open gripper at `yaw` can come
-    straight down onto, and True; `grasp_point` and False when none can."""
+    straight down onto, and True; `grasp_point` and False when none can, or when a hollow
+    object beyond `EDGE_REACH` would be taken anywhere but at the wall nearer the robot."""
     low, high = robot.extent_of(name)
-    candidates = grasp_candidates(low, high, yaw=yaw, hollow=robot.is_hollow(name))
+    hollow = robot.is_hollow(name)
+    candidates = grasp_candidates(low, high, yaw=yaw, hollow=hollow)
+    if hollow and axis_of(yaw) == "y" and robot.reach((low + high) / 2.0) > EDGE_REACH:
+        return candidates[0], False
     for point in candidates:
         if not _stalled(stalls, low, high, point, yaw) and \
                 robot.clear_from_above(finger_probes(point, yaw), ignore=name):

@@ -201,6 +201,9 @@ class LiberoScene(Robot):
     def _data(self) -> mujoco.MjData:
         return self._env.env.sim.data._data
 
+    def reach(self, pos: np.ndarray) -> float:
+        return float(np.linalg.norm(np.subtract(pos[:2], self._robot.base_pos[:2])))
+
     def eef_pose(self) -> Pose:
         d = self._data
         return Pose(
@@ -477,8 +480,7 @@ class LiberoScene(Robot):
         if self._posture is None or self._posture[0] is not controller:  # rebuilt at each reset
             self._posture = (controller, np.array(controller.initial_joint))
         q = None
-        if pos is not None and np.linalg.norm(np.subtract(pos[:2], self._robot.base_pos[:2])) \
-                >= self.FAR_REACH:
+        if pos is not None and self.reach(pos) >= self.FAR_REACH:
             if self._kinematics is None:
                 self._kinematics = ArmSpace(
                     self._env.env.sim.model._model, self._data,

@@ -114,6 +114,11 @@ class Robot(abc.ABC):
     def gripper_width(self) -> float:
         """Distance between the fingers (m)."""
 
+    def reach(self, pos: np.ndarray) -> float:
+        """How far `pos` lies from the arm's base, horizontally (m): the robot knows where it
+        stands. 0 for a scene without an arm model (everything is in reach)."""
+        return 0.0
+
     @abc.abstractmethod
     def entities(self) -> list[str]:
         """Every name a target or predicate may use: objects, fixtures and regions."""

@@ -10,6 +10,7 @@ from scipy.spatial.transform import Rotation
 
 from tests.trees.harness import compile_node, run
 from tether.scenes.grasps import (
+    EDGE_REACH,
     HAND_HALF_LENGTH,
     HANDLE_DEPTH,
     HANDLE_INSET,
@@ -378,3 +379,30 @@ def test_a_mug_like_body_whose_handle_is_below_its_rim_is_not_taken_by_the_handl
     assert robot.handle_of("pan") is not None
     assert by_handle(robot, "pan") is None and clear_handle_grasp(robot, "pan") is None
     assert not evaluate(robot, "grasp_by_handle", {"object": "pan"})
+
+
+class FromABase(BoxesFromAbove):
+    """`BoxesFromAbove` with the arm's base at `base` (x, y)."""
+
+    def __init__(self, boxes: dict, hollow: tuple[str, ...], base: tuple[float, float]):
+        super().__init__(boxes, hollow)
+        self.base = np.array(base)
+
+    def reach(self, pos: np.ndarray) -> float:
+        return float(np.linalg.norm(np.asarray(pos)[:2] - self.base))
+
+
+@pytest.mark.parametrize(("reach", "unturned"), [(EDGE_REACH - 0.05, True),
+                                                 (EDGE_REACH + 0.05, False)])
+def test_a_bowl_at_the_edge_of_the_arms_reach_is_taken_at_the_wall_nearer_the_robot(reach,
+                                                                                   unturned):
+    """With the fingers along y the rim point lies as far out as the bowl's middle; beyond
+    `EDGE_REACH` only the turned grasp at the near (-x) wall is taken, a rim's inset nearer."""
+    robot = FromABase({"akita_black_bowl_1": BOWL}, BOWLS, base=(-reach, 0.0))
+    assert clear_grasp(robot, "akita_black_bowl_1", 0.0)[1] is unturned
+    assert evaluate(robot, "grasp_clear", {"object": "akita_black_bowl_1", "yaw": 0.0}) is unturned
+    point, yaw = turned_grasp(robot, "akita_black_bowl_1")
+    assert yaw == pytest.approx(np.pi / 2)
+    assert robot.reach(point) < reach - 0.04
+    solid = FromABase({"cream_cheese_1": (BOWL[0], [0.03, 0.02, 0.01])}, (), base=(-reach, 0.0))
+    assert clear_grasp(solid, "cream_cheese_1", 0.0)[1]  # a solid object is taken across anyway
