@@ -68,6 +68,10 @@ NEXT = _facts({  # LIBERO's places next to things, named by their anchor
     "glazed_rim_porcelain_ramekin_1": [0.15, 0.3, 0.9], "plate_1": [-0.2, 0.1, 0.9],
     "cookies_1": [0.2, -0.1, 0.9], "main_table_next_to_plate_region": [-0.2, -0.05, 0.9],
     "main_table_next_to_box_region": [0.2, 0.05, 0.9]}, {"main_table"})
+NEXT_TO_PLATE = _facts({  # LIBERO-PRO's libero_spatial_swap/8, init state 0: no bowl near the plate
+    "akita_black_bowl_1": [0.014, 0.308, 0.925], "akita_black_bowl_2": [-0.193, 0.327, 0.925],
+    "cookies_1": [0.065, 0.194, 0.909], "glazed_rim_porcelain_ramekin_1": [-0.201, 0.207, 0.921],
+    "plate_1": [0.081, 0.017, 0.91]}, set())
 MICROWAVE = _facts({
     "white_yellow_mug_1": [0.0, -0.2, 0.9], "porcelain_mug_1": [0.1, 0.1, 0.9],
     "microwave_1": [0.2, 0.3, 0.95], "microwave_1_heating_region": [0.2, 0.3, 0.97],
@@ -318,3 +322,24 @@ def test_the_look_alike_between_a_pair_far_apart_is_between_them():
     # read as next to the ramekin: "between" asked for 8 cm at most)
     text = "pick the akita black bowl between the plate and the ramekin and place it on the plate"
     assert rank(text, SWAPPED).decide() == [Goal("on", (BOWL_1, PLATE_1))]
+
+
+@pytest.mark.xdist_group("minilm")
+def test_a_said_next_to_picks_the_clearly_nearest_look_alike_however_far():
+    """Both bowls stand 30 and 41 cm from the plate (farther than `NEXT_TO`): said, "next to
+    the plate" still tells them apart; unsaid, it is no rendering of either bowl."""
+    said = "pick the akita black bowl next to the plate and place it on the plate"
+    assert rank(said, NEXT_TO_PLATE).decide() == [Goal("on", (BOWL_1, "plate_1"))]
+    unsaid = grounding._Scene.of(NEXT_TO_PLATE, "put the black bowl on the plate")
+    assert not [r for r in unsaid.referring(BOWL_1) + unsaid.referring(BOWL_2)
+                if "next to the plate" in r]
+    assert "the black bowl next to the plate" in grounding._Scene.of(
+        NEXT_TO_PLATE, said).referring(BOWL_1)
+
+
+def test_a_said_next_to_does_not_decide_between_look_alikes_almost_as_far():
+    even = _facts({BOWL_1: [0.0, 0.3, 0.9], BOWL_2: [-0.2, 0.3, 0.9], "plate_1": [-0.08, 0.0, 0.9]},
+                  set())  # 30.3 and 31.0 cm: within NEXT_TO_SAID of each other
+    scene = grounding._Scene.of(even, "pick the black bowl next to the plate")
+    assert not [r for r in scene.referring(BOWL_1) + scene.referring(BOWL_2)
+                if "next to the plate" in r and "not" not in r]

@@ -103,6 +103,7 @@ PREPOSITIONS = {"in", "on", "to"}
 CLAUSE_KEEP = PRONOUNS | {"of"}  # the words `Clauses` keeps: "right of the plate" is a place
 RENDERINGS = 3  # a goal's best sentences a conjunction may say it by
 NEXT_TO = 0.2  # m: a look-alike is "next to" something nearer than this
+NEXT_TO_SAID = 0.9  # ... or, said so, nearer than this share of the next one's distance
 SUPPORT_XY = 0.08  # m: an object stands on the highest thing under it within this distance
 SUPPORT_XY_FIXTURE = 0.15  # m: ... or of a fixture's part (an open drawer is pulled out)
 SUPPORT_Z = 0.01  # m: ... a fixture's surface may sit this much above the object's position
@@ -228,9 +229,10 @@ class _Scene:
     articulated: list[str]
     places: dict[str, list[str]]
     solid: list[str]  # what things stand on: objects, fixtures, fixture surfaces
+    instruction: str = ""  # plain (`_plain`): the relations it says decide more
 
     @classmethod
-    def of(cls, facts: SceneFacts) -> _Scene:
+    def of(cls, facts: SceneFacts, instruction: str = "") -> _Scene:
         parts = _parts(facts)
         places = {e: p for e in facts.entities if (p := _table_place(e, facts))}
         table = {e for e, owner in parts.items() if owner not in facts.entities}
@@ -246,7 +248,8 @@ class _Scene:
         articulated = [e for e in facts.fixtures if e in facts.entities  # a cabinet is
                        and not any(referent(d) == e for d in drawers)] + drawers  # its drawers
         solid = [e for e in facts.entities if e not in table and e in facts.positions]
-        return cls(facts, objects, [*bodies, *surfaces, *places], articulated, places, solid)
+        return cls(facts, objects, [*bodies, *surfaces, *places], articulated, places, solid,
+                   _plain(instruction))
 
     def names(self, entity: str) -> list[str]:
         """What an entity may be called: its vocabulary phrase, its names, its aliases."""
@@ -354,10 +357,12 @@ class _Scene:
 
     def _relations(self, alike: list[str]) -> list[tuple[str, str]]:
         """(relation phrase, the look-alike it singles out): "next to the ramekin" (the nearest
-        look-alike, within `NEXT_TO`), "between the plate and the ramekin" (both orders; the
-        look-alike nearest the pair's midpoint, when it sees the pair at a right angle or wider:
-        a pair's objects far apart still have something between them), "at the table
-        center"."""
+        look-alike, within `NEXT_TO`; when the instruction says "next to" it and none is that
+        near, the clearly nearest, `NEXT_TO_SAID`: a speaker names a relation that tells the
+        look-alikes apart, however the layout spread them), "between the plate and the
+        ramekin" (both orders; the look-alike nearest the pair's midpoint, when it sees the pair
+        at a right angle or wider: a pair's objects far apart still have something between
+        them), "at the table center"."""
         pos = self.facts.positions
         others = [o for o in self.solid if category_of(o) != category_of(alike[0])
                   and not is_region(o)]
@@ -367,9 +372,11 @@ class _Scene:
 
         out = []
         for o in others:
-            e = nearest(pos[o])
-            if np.linalg.norm(pos[o][:2] - pos[e][:2]) < NEXT_TO:
-                out.append((f"next to the {self.names(o)[0]}", e))
+            first, second = sorted(float(np.linalg.norm(pos[o][:2] - pos[e][:2]))
+                                   for e in alike)[:2]
+            said = any(f"next to the {n}" in self.instruction for n in self.names(o))
+            if first < NEXT_TO or (said and first < NEXT_TO_SAID * second):
+                out.append((f"next to the {self.names(o)[0]}", nearest(pos[o])))
         for a, b in itertools.permutations([o for o in others if o in self.objects], 2):
             e = nearest((pos[a] + pos[b]) / 2)
             if np.dot(pos[a][:2] - pos[e][:2], pos[b][:2] - pos[e][:2]) <= 0:
@@ -466,7 +473,7 @@ class Ranker:
         return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, 1))
 
     def rank(self, instruction: str, facts: SceneFacts) -> Grounding:
-        scene = _Scene.of(facts)
+        scene = _Scene.of(facts, instruction)
         vocabulary = _vocabulary(scene)
 
         def scene_words(text: str) -> list[str]:
