@@ -315,17 +315,24 @@ class LiberoScene(Robot):
 
     def _cast(self, start: np.ndarray, way: float, skip: set[int]) -> float:
         """The distance from `start` straight up (`way` 1) or down (-1) to the first collision
-        geom (group 0) not in `skip`; inf if none."""
+        geom (group 0) not in `skip`; inf if none. `mj_ray` passes over fully transparent geoms,
+        and some objects' collision geoms are (a cream cheese's box): they are made opaque for
+        the cast."""
         model, hit = self._env.env.sim.model._model, np.zeros(1, dtype=np.int32)
         direction, groups = np.array([0.0, 0.0, way]), np.array([1, 0, 0, 0, 0, 0], np.uint8)
-        gone = 0.0
-        while (dist := mujoco.mj_ray(model, self._data, start, direction, groups, 1, -1,
-                                     hit)) >= 0:
-            gone += dist
-            if int(hit[0]) not in skip:
-                return gone
-            start, gone = start + direction * (dist + 1e-4), gone + 1e-4
-        return float("inf")
+        hidden = np.flatnonzero((model.geom_group == 0) & (model.geom_rgba[:, 3] == 0))
+        model.geom_rgba[hidden, 3] = 1.0
+        try:
+            gone = 0.0
+            while (dist := mujoco.mj_ray(model, self._data, start, direction, groups, 1, -1,
+                                         hit)) >= 0:
+                gone += dist
+                if int(hit[0]) not in skip:
+                    return gone
+                start, gone = start + direction * (dist + 1e-4), gone + 1e-4
+            return float("inf")
+        finally:
+            model.geom_rgba[hidden, 3] = 0.0
 
     @privileged
     def handle_of(self, name: str) -> Handle | None:

@@ -296,6 +296,20 @@ def test_joints_are_read_from_the_model():
         scene.close()
 
 
+def test_a_transparent_collision_box_is_in_the_way_of_what_comes_down():
+    # libero_goal/5's cream cheese collides as a box that is fully transparent, which `mj_ray`
+    # passes over: the cast sees it all the same, for grasp clearance and carry ways alike
+    scene = LiberoScene("libero_goal/push_the_plate_to_the_front_of_the_stove", init_state=0,
+                        seed=0)
+    try:
+        low, high = scene.extent_of("cream_cheese_1")
+        inside = np.array([*(low[:2] + high[:2]) / 2, high[2] - 0.005])
+        assert not scene.clear_from_above([inside], ignore=PLATE)
+        assert scene.clear_from_above([inside], ignore="cream_cheese_1")
+    finally:
+        scene.close()
+
+
 def test_a_carry_past_a_cabinet_goes_around_its_corner_and_one_in_the_open_straight(
         monkeypatch):
     # LIBERO-PRO's libero_spatial_swap/6: the wooden cabinet (its top at 1.13 m) stands between
