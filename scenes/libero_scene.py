@@ -33,7 +33,8 @@ down; policy adapters flip them the way their training data was).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import mujoco
@@ -288,8 +289,9 @@ class LiberoScene(Robot):
         """Cast a ray down onto each point through collision geometry (geom group 0), skipping
         the robot's geoms and `ignore`'s; any other hit before the point means no room."""
         skip = set(self._extents.geoms.get(self._canonical(ignore), ())) | self._robot_geoms
-        return all(self._cast(np.asarray(point, float) + [0, 0, self.CLEARANCE], -1.0, skip)
-                   > self.CLEARANCE for point in points)
+        with self._opaque():
+            return all(self._cast(np.asarray(point, float) + [0, 0, self.CLEARANCE], -1.0,
+                                  skip) > self.CLEARANCE for point in points)
 
     @privileged
     def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *,
@@ -308,31 +310,37 @@ class LiberoScene(Robot):
         def first(points: np.ndarray, z: float, way: float) -> list[float]:
             return [z + way * self._cast(np.array([x, y, z]), way, skip) for x, y in points]
 
-        return carry_way(start, goal, low, high,
-                         lambda points: max(first(points, CEILING, -1.0)),
-                         lambda points: min(first(points, float(high[2]), 1.0)),
-                         base=self._robot.base_pos)
+        with self._opaque():
+            return carry_way(start, goal, low, high,
+                             lambda points: max(first(points, CEILING, -1.0)),
+                             lambda points: min(first(points, float(high[2]), 1.0)),
+                             base=self._robot.base_pos)
 
-    def _cast(self, start: np.ndarray, way: float, skip: set[int]) -> float:
-        """The distance from `start` straight up (`way` 1) or down (-1) to the first collision
-        geom (group 0) not in `skip`; inf if none. `mj_ray` passes over fully transparent geoms,
-        and some objects' collision geoms are (a cream cheese's box): they are made opaque for
-        the cast."""
-        model, hit = self._env.env.sim.model._model, np.zeros(1, dtype=np.int32)
-        direction, groups = np.array([0.0, 0.0, way]), np.array([1, 0, 0, 0, 0, 0], np.uint8)
+    @contextmanager
+    def _opaque(self) -> Iterator[None]:
+        """Fully transparent collision geoms (group 0) made opaque while `_cast`s run: `mj_ray`
+        passes over them, and some objects collide only through one (a cream cheese's box)."""
+        model = self._env.env.sim.model._model
         hidden = np.flatnonzero((model.geom_group == 0) & (model.geom_rgba[:, 3] == 0))
         model.geom_rgba[hidden, 3] = 1.0
         try:
-            gone = 0.0
-            while (dist := mujoco.mj_ray(model, self._data, start, direction, groups, 1, -1,
-                                         hit)) >= 0:
-                gone += dist
-                if int(hit[0]) not in skip:
-                    return gone
-                start, gone = start + direction * (dist + 1e-4), gone + 1e-4
-            return float("inf")
+            yield
         finally:
             model.geom_rgba[hidden, 3] = 0.0
+
+    def _cast(self, start: np.ndarray, way: float, skip: set[int]) -> float:
+        """The distance from `start` straight up (`way` 1) or down (-1) to the first collision
+        geom (group 0) not in `skip`; inf if none. Called inside `_opaque`."""
+        model, hit = self._env.env.sim.model._model, np.zeros(1, dtype=np.int32)
+        direction, groups = np.array([0.0, 0.0, way]), np.array([1, 0, 0, 0, 0, 0], np.uint8)
+        gone = 0.0
+        while (dist := mujoco.mj_ray(model, self._data, start, direction, groups, 1, -1,
+                                     hit)) >= 0:
+            gone += dist
+            if int(hit[0]) not in skip:
+                return gone
+            start, gone = start + direction * (dist + 1e-4), gone + 1e-4
+        return float("inf")
 
     @privileged
     def handle_of(self, name: str) -> Handle | None:
@@ -417,7 +425,8 @@ class LiberoScene(Robot):
         skip = skip | self._robot_geoms
         for movable in self.objects():
             skip.update(self._extents.geoms.get(movable, ()))
-        return self._cast(np.asarray(start, dtype=float), up, skip)
+        with self._opaque():
+            return self._cast(np.asarray(start, dtype=float), up, skip)
 
     @privileged
     def joint_of(self, name: str) -> Joint:

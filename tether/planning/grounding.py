@@ -372,11 +372,11 @@ class _Scene:
 
         out = []
         for o in others:
-            first, second = sorted(float(np.linalg.norm(pos[o][:2] - pos[e][:2]))
-                                   for e in alike)[:2]
+            (first, e), (second, _) = sorted(
+                (float(np.linalg.norm(pos[o][:2] - pos[a][:2])), a) for a in alike)[:2]
             said = any(f"next to the {n}" in self.instruction for n in self.names(o))
             if first < NEXT_TO or (said and first < NEXT_TO_SAID * second):
-                out.append((f"next to the {self.names(o)[0]}", nearest(pos[o])))
+                out.append((f"next to the {self.names(o)[0]}", e))
         for a, b in itertools.permutations([o for o in others if o in self.objects], 2):
             e = nearest((pos[a] + pos[b]) / 2)
             if np.dot(pos[a][:2] - pos[e][:2], pos[b][:2] - pos[e][:2]) <= 0:
