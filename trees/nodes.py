@@ -355,7 +355,8 @@ register(NodeType(
                            "`--policies FILE`)"),
             "instruction": Spec(TEXT, "${/task/instruction}", "what the policy is told; "
                                 "`${/key}` placeholders are filled in when a chunk is requested"),
-            "max_steps": Spec(Int(1), 200, "budget in actions"),
+            "max_steps": Spec(Int(0), 200, "budget in actions (0: fails at once without "
+                              "acting, unless the predicate already holds)"),
             "max_chunks": Spec(Int(1), None, "budget in chunks (default: none)"),
             "n_action_steps": Spec(Int(1), None, "actions executed per chunk (default: all)"),
             "continue_steps": Spec(Int(0), 40, "extra actions allowed past the budget while "

@@ -66,6 +66,28 @@ def _place_through_a_stall(tmp_path: Path, robot, object: str, target: str, **pa
     assert robot.goal_predicate("on", [object, target])
 
 
+@pytest.mark.parametrize("unstaged, staged", [(150, False), (0, True)])
+def test_the_harness_calls_the_policy_from_where_the_robot_stands_before_staging(
+        tmp_path: Path, unstaged: int, staged: bool):
+    """`vla_pick_place` with `unstaged` steps lets a policy trained from the start pose grasp from
+    there (no staging); with 0 it stages above the object at once. Either way the place follows."""
+    from tests.trees.harness import BOWL, PLATE, compile_path, scene, tree_file
+    from tests.trees.harness import run as run_tree
+
+    robot = scene()
+    path = tree_file(tmp_path, f"""
+        root:
+          subtree: vla_pick_place
+          with: {json.dumps({"object": BOWL, "target": PLATE, "policy": "expert",
+                             "unstaged": unstaged})}
+        """)
+    result, frames = run_tree(compile_path(path, robot).root, robot, budget=600)
+    visited = set().union(*(f.visited for f in frames))
+    assert result.tree_status == "SUCCESS" and robot.goal_predicate("on", [BOWL, PLATE])
+    assert ("stage above " + BOWL in visited) == staged
+    assert "expert from where the robot stands" in visited
+
+
 def test_place_goes_on_when_lowering_stalls_above_a_region_s_top(tmp_path: Path):
     """A region's top can lie below what bears the object (a stove's cook region under its
     burner): the lowering stalls 1.4 cm short of it and the on check decides, not the stall."""
