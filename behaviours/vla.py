@@ -85,7 +85,6 @@ class VLA(RobotLeaf):
 
     def initialise(self) -> None:
         self.policy.reset()
-        self.robot.steer(None)  # the controller's own posture, as in the policy's demonstrations
         self.queue: deque[np.ndarray] = deque()
         self.actions = self.chunks = 0
         self.trail: deque[tuple[np.ndarray, float]] = deque(maxlen=PROGRESS_WINDOW + 1)
@@ -113,6 +112,8 @@ class VLA(RobotLeaf):
         if self.detector and (reason := self.detector.update(action)):
             return self.fail(STUCK, f"{reason} over the last {self.detector.config.window} "
                                     f"actions (step {self.actions})")
+        if self.actions == 0:  # the controller's own posture, as in the policy's demonstrations
+            self.robot.steer(None)
         self.actions += 1
         self.feedback_message = (f"chunk {self.chunks}, step {self.actions}/{self.max_steps}, "
                                  f"{len(self.queue)} queued")
