@@ -93,6 +93,17 @@ def lifted(robot: Robot, object: str, height: float) -> bool:
 
 
 @register(
+    "lifted_other",
+    (OBJECT, Param("height", NUMBER, 0.05)),
+    "an object other than `object` is at least `height` m above where it rested when the "
+    "episode started (another object was taken).",
+)
+def lifted_other(robot: Robot, object: str, height: float) -> bool:
+    chosen = robot.resolve(object)
+    return any(lifted(robot, other, height) for other in robot.objects() if other != chosen)
+
+
+@register(
     "near",
     (OBJECT, TARGET, Param("distance", NUMBER, 0.05)),
     "the centres of `object` and `target` ('gripper' is the end effector) are within `distance` m.",

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import py_trees
 import pytest
 
 from tether.replay.recorder import FrameSettings
@@ -14,6 +15,8 @@ from tether.scenes.grasps import STALLS
 from tether.session.run import RunConfig, run
 from tether.session.session import SessionConfig
 from tether.trees.compiler import LIBRARY, compile_tree
+
+FAILURE = py_trees.common.Status.FAILURE
 
 LIBRARY_TREES = sorted(LIBRARY.glob("*.yaml"))
 
@@ -86,6 +89,33 @@ def test_the_harness_calls_the_policy_from_where_the_robot_stands_before_staging
     assert result.tree_status == "SUCCESS" and robot.goal_predicate("on", [BOWL, PLATE])
     assert ("stage above " + BOWL in visited) == staged
     assert "expert from where the robot stands" in visited
+
+
+def test_the_harness_stages_when_the_policy_from_where_the_robot_stands_takes_another_object(
+        tmp_path: Path):
+    """A policy that lifts another object than the task's (its training task, told another) is
+    stopped as soon as it has (`lifted_other`), and the grasp is staged above the right object."""
+    from tests.trees.harness import BOWL, CHEESE, PLATE, compile_path, scene, tree_file
+    from tests.trees.harness import run as run_tree
+    from tether.models.policies import POLICIES, register_policy
+    from tether.models.scripted import ScriptedConfig
+
+    register_policy("takes_the_cheese", ScriptedConfig(object=CHEESE))
+    try:
+        robot = scene()
+        path = tree_file(tmp_path, f"""
+            root:
+              subtree: vla_pick_place
+              with: {json.dumps({"object": BOWL, "target": PLATE, "unstaged": 150,
+                                 "policy": "takes_the_cheese"})}
+            """)
+        result, frames = run_tree(compile_path(path, robot).root, robot, budget=200)
+    finally:
+        POLICIES.unregister("takes_the_cheese")
+    assert "PREEMPTED" in [e["code"] for e in result.errors]
+    preempted = next(f for f in frames if f.status["no other object taken"] == FAILURE)
+    assert preempted.steps < 150
+    assert "stage above " + BOWL in set().union(*(f.visited for f in frames))
 
 
 def test_place_goes_on_when_lowering_stalls_above_a_region_s_top(tmp_path: Path):
