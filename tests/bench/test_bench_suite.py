@@ -224,3 +224,26 @@ arms:
         f"{path}:5:3: policies.expert: a policy of that name exists already",
         f"{path}:7:3: policies.odd: expected an openpi server as ws://HOST:PORT, got "
         "'ws://h:3/x'"]
+
+
+def test_a_planning_arm_hands_its_grasps_to_a_policy_and_a_wrong_grasp_is_located(tmp_path):
+    path = write(tmp_path, """suite: t
+tasks: [libero_goal/0]
+arms:
+  harness: {plan: memory, grasp: {policy: goal_act, unstaged: 70}}
+""")
+    [ep] = load_suite(path, ROOT).episodes()
+    assert ep.arm.grasp == {"policy": "goal_act", "unstaged": 70}
+    path = write(tmp_path, """suite: t
+tasks: [libero_goal/0]
+arms:
+  a: {tree: pick_place, grasp: {policy: goal_act}}
+  b: {plan: memory, grasp: goal_act}
+  c: {plan: memory, grasp: {policy: goal_act, unstaged: .inf}}
+""")
+    with pytest.raises(TreeError) as info:
+        load_suite(path, ROOT)
+    text = "\n".join(info.value.problems)
+    assert "suite.yaml:4:25: arms.a.grasp: only a planning arm ('plan') has grasps" in text
+    assert "suite.yaml:5:21: arms.b.grasp: expected {policy: NAME, unstaged: STEPS}" in text
+    assert "suite.yaml:6:47: arms.c.grasp.unstaged: must be a finite number, got inf" in text

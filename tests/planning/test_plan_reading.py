@@ -48,3 +48,17 @@ def test_a_plan_nested_thousands_deep_is_an_error_not_a_recursion_error(depth):
         200: "subtasks[0].steps[0].invert.invert.invert.invert…invert.invert: nested more than 150 "
              "levels deep",
         5000: "the plan: nested more than 150 levels deep"}[depth]]
+
+
+def test_a_plan_s_grasps_at_any_depth_are_handed_to_a_policy():
+    plan = read_plan({"subtasks": [{"goal": "g", "steps": [
+        {"subtree": "grasp", "with": {"object": "bowl"}},
+        {"retry": {"n": 2, "child": {"subtree": "grasp", "with": {"object": "plate"}}}},
+        {"subtree": "place", "with": {"object": "bowl", "target": "plate"}}]}]})
+    steps = plan.grasping_with({"policy": "goal_act", "unstaged": 70}).subtasks[0].steps
+    want = {"policy": "goal_act", "unstaged": 70}
+    assert steps[0] == {"subtree": "vla_grasp", "with": {"object": "bowl", **want}}
+    assert steps[1]["retry"]["child"] == {"subtree": "vla_grasp",
+                                          "with": {"object": "plate", **want}}
+    assert steps[2] == {"subtree": "place", "with": {"object": "bowl", "target": "plate"}}
+    assert plan.subtasks[0].steps[0]["subtree"] == "grasp"  # the plan itself is kept

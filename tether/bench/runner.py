@@ -149,7 +149,8 @@ def _planned(ep: Episode, session: Any, scenes: SceneCache | None,
     from tether.scenes.catalogue import get_task
 
     record, _ = do_instruction(DoConfig(get_task(ep.task).language, session,
-                                        planner=PlannerOptions(backend=ep.arm.plan)),
+                                        planner=PlannerOptions(backend=ep.arm.plan),
+                                        grasp=ep.arm.grasp),
                                scenes=scenes, observers=observers)
     return record
 

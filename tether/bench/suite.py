@@ -63,7 +63,7 @@ MEMORY_MODES = ("none", "fresh", "persistent")
 TOP_KEYS = {"suite", "doc", "budget", "timeout", "tasks", "seeds", "perturbations", "arms",
             "headline", "published", "policies", "until_goal"}
 ARM_KEYS = {"tree", "plan", "with", "memory", "budget", "requires", "perception", "needs", "tasks",
-            "doc"}
+            "doc", "grasp"}
 PUBLISHED_KEYS = {"system", "cells", "rate", "source"}
 # What an arm's leaves read object state from (docs/perception.md, `tether.blackboard.world`).
 PERCEPTION_MODES = ("privileged", "camera")
@@ -84,6 +84,7 @@ class Arm:
     perception: str = "privileged"
     needs: str | None = None  # what the arm waits for; such an arm is declared, not run
     tasks: tuple[str, ...] = ()  # globs over task ids and set names; () runs every task
+    grasp: dict[str, Any] | None = None  # a planning arm's grasps by a policy: `vla_grasp` params
 
     def runs(self, task: str) -> bool:
         """Whether the arm runs `task` (`SUITE/TASK`): its `tasks` globs match the task's id or
@@ -334,7 +335,8 @@ def _arm(where: Where, name: str, spec: Any, root: Path, task_ids: list[str],
     file = locate(tree, root) if tree else None
     arm = Arm(name, tree, {str(k): v for k, v in given.items()}, str(memory), budget,
               tuple(str(r) for r in requires), file if file and file.is_file() else None,
-              plan, str(perception), None if needs is None else str(needs), tuple(tasks))
+              plan, str(perception), None if needs is None else str(needs), tuple(tasks),
+              _grasp(where, spec, problems))
     if tree and not arm.missing(root) and arm.file is None:
         library = sorted(p.stem for p in LIBRARY.glob("*.yaml"))
         problems.append(where.of_key(spec, "tree").error(
@@ -343,6 +345,24 @@ def _arm(where: Where, name: str, spec: Any, root: Path, task_ids: list[str],
         problems.append(where.of_key(spec, "tasks").error(
             f"matches none of the suite's {len(task_ids)} tasks"))
     return arm
+
+
+def _grasp(where: Where, spec: dict, problems: list[str]) -> dict[str, Any] | None:
+    """A planning arm's `grasp`: the params of `vla_grasp` its plans' grasps are done with
+    (`{policy: NAME, unstaged: N}`), so the arm is a harness around a learned policy."""
+    if "grasp" not in spec:
+        return None
+    at, grasp = where.of_key(spec, "grasp"), spec["grasp"]
+    if "plan" not in spec:
+        problems.append(at.error("only a planning arm ('plan') has grasps to hand to a policy"))
+    elif not isinstance(grasp, dict) or not isinstance(grasp.get("policy"), str):
+        problems.append(at.error(f"expected {{policy: NAME, unstaged: STEPS}}, got {grasp!r}"))
+    elif (problem := data_problem(grasp)) is not None:
+        path, message = problem
+        problems.append(at.at(grasp, path).error(message))
+    else:
+        return {str(k): v for k, v in grasp.items()}
+    return None
 
 
 def _planner(where: Where, spec: dict, problems: list[str]) -> str | None:

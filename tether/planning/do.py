@@ -23,7 +23,7 @@ import io
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tether.behaviours.services import NO_SERVICES, Services
 from tether.memory.experience import SUCCESSES
@@ -92,6 +92,7 @@ class DoConfig:
     planner: PlannerOptions = field(default_factory=PlannerOptions)
     safety: SafetyConfig | None = None
     plan: Plan | None = None  # one made already for this scene: then only kept, compiled, run
+    grasp: dict[str, Any] | None = None  # the plan's grasps by a policy: `vla_grasp`'s params
 
 
 def do_instruction(config: DoConfig, *, services: Services = NO_SERVICES,
@@ -117,6 +118,8 @@ def do_instruction(config: DoConfig, *, services: Services = NO_SERVICES,
         if plan is None:
             instruction = perturbed_instruction(scene, config.instruction)
             plan = planner.plan(request_for(instruction, session.robot, config.planner))
+        if config.grasp is not None:
+            plan = plan.grasping_with(config.grasp)
         write_plan_tree(plan, tree, config.safety)
         compiled = compile_plan(plan, scene.resolve, config.safety, origin=display_path(tree))
         session.services = replace(services, replanner=replanner_for(

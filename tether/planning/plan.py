@@ -58,6 +58,20 @@ class Plan:
     subtasks: list[Subtask]
     planner: str = ""  # who made it (not part of the JSON format)
 
+    def grasping_with(self, params: dict[str, Any]) -> Plan:
+        """The same plan with every library `grasp` step (at any depth) done by a learned policy:
+        `vla_grasp` with `params` (`{"policy": NAME, "unstaged": N}`) added to its own `with`."""
+        def swap(value: Any) -> Any:
+            if isinstance(value, dict):
+                if value.get("subtree") == "grasp":
+                    return {**value, "subtree": "vla_grasp",
+                            "with": {**value.get("with", {}), **params}}
+                return {k: swap(v) for k, v in value.items()}
+            return [swap(v) for v in value] if isinstance(value, list) else value
+
+        return Plan(self.instruction, [Subtask(s.goal, swap(s.steps), s.expect)
+                                       for s in self.subtasks], self.planner)
+
     def to_json(self) -> dict[str, Any]:
         return {"instruction": self.instruction,
                 "subtasks": [{k: v for k, v in asdict(s).items() if v or k != "expect"}
