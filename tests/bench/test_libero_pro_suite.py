@@ -43,8 +43,8 @@ def test_the_suite_is_every_official_set_with_two_init_states_and_step_caps():
     assert len(episodes) == 2 * 250 * 2 + 2 * 60 * 2
     assert {e.task.partition("/")[0] for e in episodes if e.arm.name == "bare"} == {
         s for s in sets if s.startswith("libero_object_")}
-    assert {e.arm.given["policy"] for e in episodes if e.arm.name in ("harness", "bare")} == {
-        "object_act"}
+    assert {e.arm.given["policy"] for e in episodes if e.arm.name == "bare"} == {"object_act"}
+    assert {e.arm.grasp["policy"] for e in episodes if e.arm.name == "harness"} == {"object_act"}
     assert {e.arm.perception for e in episodes if e.arm.name == "planned_camera"} == {"camera"}
     budgets = {(e.task.partition("/")[0], e.budget) for e in episodes}
     assert ("libero_goal_swap", 300) in budgets and ("libero_spatial_task", 220) in budgets
@@ -194,8 +194,8 @@ def test_report_gives_wilson_intervals_per_set_published_numbers_and_not_run_arm
     assert "| planned | planned by `memory` | privileged (simulator poses) | 20/30 = 67%" in text
     assert ("| planned_camera | planned by `memory` | camera (perception models on RGB-D) | "
             "not run in this run |") in text
-    assert "| harness | `vla_pick_place` | privileged (simulator poses) | not run in this run |" \
-        in text
+    assert ("| harness | planned by `memory`, grasps by `object_act` | privileged (simulator "
+            "poses) | not run in this run |") in text
     assert "| bare | `vla_task` | privileged (simulator poses) | not run in this run |" in text
     assert "| pi05 | `vla_task` | privileged (simulator poses) | not run (needs a GPU machine " \
         "serving pi0.5) |" in text
