@@ -179,8 +179,7 @@ def _arm_lines(spec: Suite, summary: dict[str, Any]) -> list[str]:
     lines = ["## Arms", "", "| arm | runs | perception | success (95% CI) |",
              "| --- | --- | --- | --- |"]
     for arm in spec.arms:
-        runs = f"`{arm.tree}`" if arm.tree else f"planned by `{arm.plan}`" + (
-            f", grasps by `{arm.grasp['policy']}`" if arm.grasp else "")
+        runs = arm.solver("`")
         a = summary["arms"].get(arm.name)
         result = (f"not run (needs {arm.needs})" if arm.needs else spec.skipped.get(arm.name)
                   or (_rate(a) if a else "not run in this run"))

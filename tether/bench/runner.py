@@ -56,9 +56,7 @@ _frozen = False  # whether this process has frozen its heap (`_freeze_heap`)
 
 def base_row(ep: Episode) -> dict[str, Any]:
     """The fields every row has, whatever happened to the episode."""
-    tree = ep.arm.tree or f"planned by {ep.arm.plan}" + (
-        f", grasps by {ep.arm.grasp['policy']}" if ep.arm.grasp else "")
-    return {"key": ep.key, "arm": ep.arm.name, "tree": tree, "memory": ep.arm.memory,
+    return {"key": ep.key, "arm": ep.arm.name, "tree": ep.arm.solver(), "memory": ep.arm.memory,
             "task": ep.task, "perturbation": ep.perturbation, "perturb": list(ep.perturb),
             "seed": ep.seed, "budget": ep.budget}
 

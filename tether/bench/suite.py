@@ -86,6 +86,14 @@ class Arm:
     tasks: tuple[str, ...] = ()  # globs over task ids and set names; () runs every task
     grasp: dict[str, Any] | None = None  # a planning arm's grasps by a policy: `vla_grasp` params
 
+    def solver(self, quote: str = "") -> str:
+        """What solves the arm's tasks, for rows and reports: its tree, or `planned by PLANNER`
+        (`, grasps by POLICY`); names between `quote`s."""
+        if self.tree:
+            return f"{quote}{self.tree}{quote}"
+        grasps = f", grasps by {quote}{self.grasp['policy']}{quote}" if self.grasp else ""
+        return f"planned by {quote}{self.plan}{quote}{grasps}"
+
     def runs(self, task: str) -> bool:
         """Whether the arm runs `task` (`SUITE/TASK`): its `tasks` globs match the task's id or
         its suite or set name (a policy trained on one suite runs only that suite's cells)."""
