@@ -74,18 +74,30 @@ def test_a_visual_scene_fits_the_model_and_grows_when_the_model_draws_more():
     cameras.close()
 
 
-def test_frames_drawn_without_multisampling_are_what_the_model_draws_with_offsamples_0():
-    model = mujoco.MjModel.from_xml_string(SCENE)
+def test_draft_frames_are_drawn_without_multisampling_or_reflections_and_leave_the_scene_as_is():
+    xml = (SCENE.replace("<worldbody>", '<asset><material name="mirror" reflectance="0.5"/>'
+                         "</asset><worldbody>")
+           .replace('rgba="0.8 0.8 0.8 1"', 'material="mirror"')  # the floor mirrors the box
+           .replace('<camera name="top" pos="0 0 1"/>',
+                    '<camera name="top" pos="0 -0.6 0.5" xyaxes="1 0 0 0 0.6 0.8"/>'))
+    model = mujoco.MjModel.from_xml_string(xml)
     data = mujoco.MjData(model)
     data.qpos[:3] = [0.05, 0.03, 0.2]  # the box's edges cross pixels: multisampling shows
     mujoco.mj_forward(model, data)
     assert model.vis.quality.offsamples == 4
-    smooth, jagged = Cameras(), Cameras(samples=0)
-    frames = [c.render(model, data, "top", (64, 48)) for c in (smooth, jagged)]
+    full, draft = Cameras(), Cameras(draft=True)
+    scene = draft.capture(model, data, "top")
+    drafted = draft.draw(model, scene, (64, 48))
+    reflection = mujoco.mjtRndFlag.mjRND_REFLECTION.value
+    assert scene.flags[reflection] == 1  # restored: a pooled scene may next be drawn in full
+    frame = full.render(model, data, "top", (64, 48))
     model.vis.quality.offsamples = 0
     with mujoco.Renderer(model, 64, 48) as renderer:
         renderer.update_scene(data, camera="top", scene_option=visual_only())
-        assert np.array_equal(renderer.render(), frames[1])
-    assert not np.array_equal(frames[0], frames[1])
-    smooth.close()
-    jagged.close()
+        single_sample = renderer.render()
+        renderer.scene.flags[reflection] = 0
+        assert np.array_equal(renderer.render(), drafted)
+    assert not np.array_equal(single_sample, drafted)  # the mirror image is gone
+    assert not np.array_equal(frame, drafted)
+    full.close()
+    draft.close()

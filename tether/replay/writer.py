@@ -85,7 +85,7 @@ class TraceWriter:
         self.file.close()
 
     def _run(self) -> None:
-        cameras = Cameras(samples=0)  # this thread's GL contexts; no multisampling: half the cost
+        cameras = Cameras(draft=True)  # this thread's GL contexts; frames people look at
         failed = False
         try:
             while (item := self.queue.get()) is not None:
