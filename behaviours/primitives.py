@@ -19,7 +19,7 @@ from scipy.spatial.transform import Rotation
 
 from tether.behaviours.leaf import RobotLeaf
 from tether.blackboard import grasp_stalls
-from tether.blackboard.episode import STUCK, UNREACHABLE
+from tether.blackboard.episode import CONDITION_FAILED, STUCK, UNREACHABLE
 from tether.blackboard.references import Ref, deref
 from tether.scenes.grasps import (
     NoGraspLeft,
@@ -350,27 +350,39 @@ class Rotate(RobotLeaf):
     is when the node starts: the hand's orientation is taken relative to the frame (a mirrored
     frame, `closing` on a hinge, turns as the frame it mirrors). With `either_way` (for a closed
     parallel gripper, which looks the same turned half round its fingers), an absolute turn goes to
-    the angle or the angle + pi, whichever is nearer. Tick contract: commands a servo step holding
-    the start position each tick; SUCCESS within `tolerance` rad; FAILURE with UNREACHABLE after
-    `max_steps` ticks.
+    the angle or the angle + pi, whichever is nearer. With `handle` (an object the hand holds),
+    the turn is about z by what brings that object's handle (`Robot.handle_of`) to point at
+    heading `yaw` (rad from the world's +x), the shorter way round. Tick contract: commands a
+    servo step holding the start position each tick; SUCCESS within `tolerance` rad; FAILURE
+    with UNREACHABLE after `max_steps` ticks, or at once with CONDITION_FAILED when `handle`'s
+    object shows no handle.
     """
 
     AXES = "xyz"
 
     def __init__(self, name: str, yaw: float, *, relative: bool, tolerance: float, max_steps: int,
                  axis: str = "z", along: str | Ref | None = None, closing: bool = False,
-                 either_way: bool = False):
+                 either_way: bool = False, handle: str | Ref | None = None):
         super().__init__(name)
         if axis not in self.AXES:
             raise ValueError(f"axis is one of x, y, z, got {axis!r}")
         self.yaw, self.relative = yaw, relative
         self.tolerance, self.max_steps = tolerance, max_steps
         self.axis, self.along, self.closing = axis, along, closing
-        self.either_way = either_way
+        self.either_way, self.handle = either_way, handle
 
     def initialise(self) -> None:
         here = self.robot.eef_pose()
         self.pos = here.pos.copy()
+        self.goal = None
+        if self.handle is not None:
+            handle = self.robot.handle_of(deref(self.handle))
+            if handle is not None:
+                heading = np.arctan2(handle.outward[1], handle.outward[0])
+                turn = (self.yaw - heading + np.pi) % (2 * np.pi) - np.pi
+                self.goal = Rotation.from_euler("z", turn) * Rotation.from_quat(here.quat)
+            self.ticks = 0
+            return
         frame = Rotation.identity() if self.along is None else turning(self.robot.joint_of(
             deref(self.along)).frame(self.closing))
         start = frame.inv() * Rotation.from_quat(here.quat)  # the hand's orientation in the frame
@@ -388,6 +400,8 @@ class Rotate(RobotLeaf):
         self.ticks = 0
 
     def update(self) -> Status:
+        if self.goal is None:
+            return self.fail(CONDITION_FAILED, f"'{deref(self.handle)}' shows no handle to turn")
         here = Rotation.from_quat(self.robot.eef_pose().quat)
         error = float((self.goal * here.inv()).magnitude())
         self.feedback_message = f"{np.degrees(error):.1f} deg to go"

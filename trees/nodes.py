@@ -199,9 +199,9 @@ register(NodeType(
     "rotate", LEAF, "Turn the wrist about a world axis (`axis`, default z) by `yaw` radians (to "
     "`yaw` when `relative: false`), holding the position. Later `move_to`s keep the new "
     "orientation.",
-    lambda name, yaw, relative, tolerance, max_steps, axis, along, closing, either_way: Rotate(
-        name, yaw, relative=relative, tolerance=tolerance, max_steps=max_steps, axis=axis,
-        along=along, closing=closing, either_way=either_way),
+    lambda name, yaw, relative, tolerance, max_steps, axis, along, closing, either_way, handle:
+    Rotate(name, yaw, relative=relative, tolerance=tolerance, max_steps=max_steps, axis=axis,
+           along=along, closing=closing, either_way=either_way, handle=handle),
     params={"yaw": Spec(FLOAT, doc="radians (about `axis`; yaw for the default z)"),
             "relative": Spec(BOOL, True, "turn by `yaw`; false: turn to `yaw`"),
             "tolerance": Spec(Float(0.0), 0.03, "radians"),
@@ -211,7 +211,9 @@ register(NodeType(
                           "(+y the way its part opens) instead of the world's"),
             "closing": Spec(BOOL, False, "with `along`: +y the way its part closes"),
             "either_way": Spec(BOOL, False, "with `relative: false`: to `yaw` or `yaw` + pi, "
-                               "whichever is nearer (a closed gripper looks the same)")},
+                               "whichever is nearer (a closed gripper looks the same)"),
+            "handle": Spec(ENTITY, None, "a held object: turn about z until its handle points "
+                           "at heading `yaw` (rad from +x)")},
     primary="yaw", label=lambda p: f"rotate {p['yaw']:+.2f} rad"
     + ("" if p["axis"] == "z" else f" about {p['axis']}")))
 register(NodeType(

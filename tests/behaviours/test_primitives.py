@@ -21,6 +21,7 @@ from tests.trees.harness import (
     statuses,
 )
 from tether.behaviours.primitives import Release
+from tether.scenes.handles import Handle
 from tether.scenes.kinematic import KinematicScene
 from tether.scenes.robot import CLOSE, OPEN
 
@@ -303,6 +304,30 @@ def test_rotate_fails_unreachable_after_max_steps(tmp_path):
     result, _ = run(root, robot)
     assert result.tree_status == "FAILURE" and result.steps == 3
     assert [e["code"] for e in errors()] == ["UNREACHABLE"]
+
+
+def test_rotate_with_handle_turns_a_held_object_until_its_handle_points_at_the_heading(tmp_path):
+    robot = scene()
+    start = _yaw(robot)
+
+    def handle_of(name):  # a held mug whose handle points +y, turning with the hand
+        heading = np.pi / 2 + _yaw(robot) - start
+        return Handle(np.zeros(3), np.zeros(3), np.array([np.cos(heading), np.sin(heading), 0]))
+
+    robot.handle_of = handle_of
+    root = compile_node(tmp_path, f"rotate: {{yaw: -1.5708, handle: {BOWL}}}", robot)
+    result, _ = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    outward = handle_of(BOWL).outward
+    assert np.arctan2(outward[1], outward[0]) == pytest.approx(-np.pi / 2, abs=0.03)
+
+
+def test_rotate_with_handle_fails_at_once_when_the_object_shows_none(tmp_path):
+    robot = scene()  # no geometry: no handle
+    root = compile_node(tmp_path, f"rotate: {{yaw: -1.5708, handle: {BOWL}}}", robot)
+    result, _ = run(root, robot)
+    assert result.tree_status == "FAILURE" and result.steps == 0
+    assert [e["code"] for e in errors()] == ["CONDITION_FAILED"]
 
 
 def _pointing(robot) -> np.ndarray:
