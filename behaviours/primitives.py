@@ -21,6 +21,7 @@ from tether.behaviours.leaf import RobotLeaf
 from tether.blackboard import grasp_stalls
 from tether.blackboard.episode import CONDITION_FAILED, STUCK, UNREACHABLE
 from tether.blackboard.references import Ref, deref
+from tether.errors import TetherError
 from tether.scenes.grasps import (
     NoGraspLeft,
     Stall,
@@ -366,6 +367,9 @@ class Rotate(RobotLeaf):
         super().__init__(name)
         if axis not in self.AXES:
             raise ValueError(f"axis is one of x, y, z, got {axis!r}")
+        if handle is not None and (along is not None or axis != "z"):
+            raise TetherError("`handle` turns about the world's z, not with `along` or another "
+                              "`axis`")
         self.yaw, self.relative = yaw, relative
         self.tolerance, self.max_steps = tolerance, max_steps
         self.axis, self.along, self.closing = axis, along, closing

@@ -471,7 +471,11 @@ class Compiler:
                              bindings)
         if params is None:
             return None
-        return self.build(nt, name or self.label(nt, params), **params)
+        try:
+            return self.build(nt, name or self.label(nt, params), **params)
+        except TetherError as exc:  # parameters that do not go together
+            self.problems.append(where.error(str(exc)))
+            return None
 
     @staticmethod
     def build(nt: NodeType, *args: Any, **params: Any) -> py_trees.behaviour.Behaviour:

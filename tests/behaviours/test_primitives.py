@@ -24,6 +24,7 @@ from tether.behaviours.primitives import Release
 from tether.scenes.handles import Handle
 from tether.scenes.kinematic import KinematicScene
 from tether.scenes.robot import CLOSE, OPEN
+from tether.trees.source import TreeError
 
 RUNNING, SUCCESS, FAILURE = Status.RUNNING, Status.SUCCESS, Status.FAILURE
 
@@ -320,6 +321,11 @@ def test_rotate_with_handle_turns_a_held_object_until_its_handle_points_at_the_h
     assert result.tree_status == "SUCCESS"
     outward = handle_of(BOWL).outward
     assert np.arctan2(outward[1], outward[0]) == pytest.approx(-np.pi / 2, abs=0.03)
+
+
+def test_rotate_with_handle_is_about_z_only_and_says_where(tmp_path):
+    with pytest.raises(TreeError, match=r"tree.yaml:\d+:\d+: .*`handle` turns about the world's z"):
+        compile_node(tmp_path, f"rotate: {{yaw: 0.5, handle: {BOWL}, axis: x}}", scene())
 
 
 def test_rotate_with_handle_fails_at_once_when_the_object_shows_none(tmp_path):
