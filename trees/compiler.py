@@ -413,7 +413,7 @@ class Compiler:
             params["success_on"] = self.success_on(params["success_on"], children, where, body)
             if params["success_on"] is None:
                 return None
-        return self.build(nt, name or nt.name, children, **params)
+        return self.build(nt, where, name or nt.name, children, **params)
 
     def success_on(self, value: Any, children: list, where: Where, body: Any):
         if value in ("all", "one"):
@@ -449,7 +449,7 @@ class Compiler:
         if nt.name == "timeout" and (params["steps"] is None) == (params["seconds"] is None):
             self.problems.append(where.error("timeout takes exactly one of 'steps' or 'seconds'"))
             return None
-        return self.build(nt, name or self.label(nt, params), child, **params)
+        return self.build(nt, where, name or self.label(nt, params), child, **params)
 
     def leaf(self, nt: NodeType, body: Any, where: Where, name: str | None,
              bindings: dict[str, Any]):
@@ -471,16 +471,17 @@ class Compiler:
                              bindings)
         if params is None:
             return None
+        return self.build(nt, where, name or self.label(nt, params), **params)
+
+    def build(self, nt: NodeType, where: Where, *args: Any, **params: Any
+              ) -> py_trees.behaviour.Behaviour | None:
+        """Build the py_trees node; it keeps its parameters as `.params` (for the trace). A
+        node's own objection (parameters that do not go together) is a problem at `where`."""
         try:
-            return self.build(nt, name or self.label(nt, params), **params)
-        except TetherError as exc:  # parameters that do not go together
+            built = nt.build(*args, **params)
+        except TetherError as exc:
             self.problems.append(where.error(str(exc)))
             return None
-
-    @staticmethod
-    def build(nt: NodeType, *args: Any, **params: Any) -> py_trees.behaviour.Behaviour:
-        """Build the py_trees node; it keeps its parameters as `.params` (for the trace)."""
-        built = nt.build(*args, **params)
         built.params = params  # type: ignore[attr-defined]
         return built
 
