@@ -484,11 +484,12 @@ class Perceived(Robot):
     def look(self) -> list[str]:
         return self.world.look()
 
-    def render(self, camera: str, size: tuple[int, int]) -> np.ndarray | None:
-        return self.scene.render(camera, size)
+    def render(self, camera: str, size: tuple[int, int],
+               draft: bool = False) -> np.ndarray | None:
+        return self.scene.render(camera, size, draft)
 
-    def capture(self, camera: str, size: tuple[int, int]):
-        return self.scene.capture(camera, size)
+    def capture(self, camera: str, size: tuple[int, int], draft: bool = False):
+        return self.scene.capture(camera, size, draft)
 
     def observe(self) -> dict:
         return self.scene.observe()

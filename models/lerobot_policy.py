@@ -30,7 +30,7 @@ import numpy as np
 from tether.errors import TetherError, did_you_mean
 from tether.models.language import FEATURE as LANGUAGE_FEATURE
 from tether.models.language import Language
-from tether.models.observation import CameraSpec, Observation
+from tether.models.observation import CameraSpec, Observation, drafted
 from tether.models.policy import Policy, PolicyConfig
 from tether.scenes.robot import Robot
 
@@ -93,7 +93,8 @@ class LerobotPolicy:
             cfg, pretrained_path=str(path),
             preprocessor_overrides={"device_processor": {"device": device}})
         self.n_action_steps = n_action_steps or getattr(cfg, "n_action_steps", None)
-        self.cameras = tuple(self._camera(key, feature.shape)
+        draft = drafted(path)  # trained on drafts: fed drafts
+        self.cameras = tuple(self._camera(key, feature.shape, draft)
                              for key, feature in cfg.input_features.items()
                              if key.startswith(IMAGE_PREFIX))
         state = cfg.input_features.get(STATE)
@@ -120,13 +121,13 @@ class LerobotPolicy:
         self.latencies: list[float] = []
 
     @staticmethod
-    def _camera(key: str, shape: tuple[int, ...]) -> CameraSpec:
+    def _camera(key: str, shape: tuple[int, ...], draft: bool) -> CameraSpec:
         name = key[len(IMAGE_PREFIX):]
         if name not in CAMERA_OF_KEY:
             raise TetherError(f"image feature '{key}': no robot camera is known by '{name}'"
                               + did_you_mean(name, CAMERA_OF_KEY)
                               + f"; known: {', '.join(CAMERA_OF_KEY)}")
-        return CameraSpec(CAMERA_OF_KEY[name], (int(shape[-2]), int(shape[-1])), name)
+        return CameraSpec(CAMERA_OF_KEY[name], (int(shape[-2]), int(shape[-1])), name, draft)
 
     def reset(self) -> None:
         self.model.reset()

@@ -13,15 +13,23 @@ policies, openpi's pi0/pi0.5 LIBERO checkpoints) use:
 
     obs = observe(robot, [CameraSpec("robot0_eye_in_hand", (64, 64), "image2")], "pick up the bowl")
     obs.images["image2"].shape, obs.state.shape     # (64, 64, 3), (8,)
+
+A policy trained on draft frames (`tether collect --draft`: no multisampling, no reflections,
+about a third of a full frame's cost on a CPU; `tether.scenes.cameras.Rasteriser`) must see
+drafts too: the dataset's meta folder and the checkpoint `tether train` makes from it say so in
+`frames.json` (`save_drafted`, `drafted`), and a policy loaded from it declares draft cameras.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
+from tether.errors import TetherError
 from tether.scenes.robot import Robot
 
 STATE_NAMES = ("eef_x", "eef_y", "eef_z", "eef_ax", "eef_ay", "eef_az", "finger_l", "finger_r")
@@ -30,11 +38,36 @@ ACTION_NAMES = ("dx", "dy", "dz", "droll", "dpitch", "dyaw", "gripper")
 
 @dataclass(frozen=True)
 class CameraSpec:
-    """One image a policy takes: from robot camera `camera` at `size` (h, w), called `key`."""
+    """One image a policy takes: from robot camera `camera` at `size` (h, w), called `key`,
+    drawn as a `draft` or in full."""
 
     camera: str
     size: tuple[int, int]
     key: str
+    draft: bool = False
+
+
+FRAMES = "frames.json"  # in a dataset's meta folder or a checkpoint: {"draft": true|false}
+
+
+def save_drafted(folder: Path, draft: bool) -> None:
+    """Write `folder/frames.json`: whether the images there were drawn as drafts."""
+    (folder / FRAMES).write_text(json.dumps({"draft": draft}) + "\n", encoding="utf-8")
+
+
+def drafted(folder: Path) -> bool:
+    """Whether `folder/frames.json` says its images are drafts (no file: full frames)."""
+    path = folder / FRAMES
+    if not path.is_file():
+        return False
+    try:
+        draft = json.loads(path.read_text(encoding="utf-8"))["draft"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TetherError(f"{path}: not a frames file ({exc!r}); expected "
+                          '{"draft": true} or {"draft": false}') from None
+    if not isinstance(draft, bool):
+        raise TetherError(f"{path}: draft must be true or false, not {draft!r}")
+    return draft
 
 
 @dataclass
@@ -81,7 +114,7 @@ def observe(robot: Robot, cameras: Sequence[CameraSpec], instruction: str) -> Ob
     kinematic one) gives black frames of the requested size."""
     images = {}
     for spec in cameras:
-        frame = robot.render(spec.camera, spec.size)
+        frame = robot.render(spec.camera, spec.size, spec.draft)
         if frame is None:
             frame = np.zeros((*spec.size, 3), dtype=np.uint8)
         images[spec.key] = libero_image(frame)

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from tether.errors import TetherError
 from tether.models.frame_cache import FrameCache
+from tether.models.observation import drafted, save_drafted
 from tether.models.training_loop import LossCurve, TrainingLoop, atomic_save
 
 CARD = "README.md"
@@ -212,6 +213,7 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
         postprocessor.save_pretrained(config.out)
         if language is not None:
             language.save(config.out)
+        save_drafted(config.out, drafted(config.dataset / "meta"))
         size = sum(p.stat().st_size for p in config.out.iterdir()
                    if p.is_file() and p.name != STATE) / 1e6
         report = TrainReport(out=str(config.out), steps=loop.step,

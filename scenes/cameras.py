@@ -13,6 +13,7 @@ draws on its writer thread. A robot whose frames are images already gives a `Sti
 
     cameras = Cameras()
     image = cameras.render(model, data, "agentview", (128, 128))    # capture + draw, here
+    sketch = cameras.render(model, data, "agentview", (128, 128), draft=True)  # ~3x cheaper
     view = View(model, cameras.capture(model, data, "agentview"), (128, 128), cameras)
     image = view.draw(painter)        # later, on the thread that owns the Cameras `painter`
     cameras.close()
@@ -59,8 +60,8 @@ class Rasteriser:
     `mujoco.Renderer.render` does after `update_scene`). A `draft` rasteriser draws without
     multisampling (the model's `offsamples`, 4 in LIBERO) and without reflections (LIBERO's
     table and objects reflect, which draws the scene twice): about a third of the cost on a
-    CPU, with jagged edges and no mirror images; for frames people look at, never for what a
-    policy sees."""
+    CPU, with jagged edges and no mirror images: for frames people look at, and for a policy
+    trained on drafts (`tether.models.observation.CameraSpec.draft`)."""
 
     def __init__(self, model: mujoco.MjModel, size: tuple[int, int], draft: bool = False):
         import mujoco
@@ -112,13 +113,12 @@ def visual_only() -> mujoco.MjvOption:
 
 class Cameras:
     """Captures of a model's cameras (with a pool of visual scenes to capture into) and one
-    `Rasteriser` per image size (`draft` or not, see there), rebuilt when the model is (a hard
-    reset); `draw` and `close` belong to one thread."""
+    `Rasteriser` per image size and quality (`draft` or not, see there), rebuilt when the model
+    is (a hard reset); `draw` and `close` belong to one thread."""
 
-    def __init__(self, draft: bool = False) -> None:
-        self.draft = draft
+    def __init__(self) -> None:
         self._model: mujoco.MjModel | None = None
-        self._rasterisers: dict[tuple[int, int], Rasteriser] = {}
+        self._rasterisers: dict[tuple[tuple[int, int], bool], Rasteriser] = {}
         self._free: list[mujoco.MjvScene] = []  # visual scenes drawn and handed back
 
     def capture(self, model: mujoco.MjModel, data: mujoco.MjData,
@@ -149,21 +149,23 @@ class Cameras:
         if model is self._model or self._model is None:
             self._free.append(scene)
 
-    def draw(self, model: mujoco.MjModel, scene: mujoco.MjvScene,
-             size: tuple[int, int]) -> np.ndarray:
-        """Rasterise a visual scene of `model` at `size` (h, w), on this thread."""
+    def draw(self, model: mujoco.MjModel, scene: mujoco.MjvScene, size: tuple[int, int],
+             draft: bool = False) -> np.ndarray:
+        """Rasterise a visual scene of `model` at `size` (h, w), as a `draft` or not, on this
+        thread."""
         if model is not self._model:
             self.close()
             self._model = model
-        if size not in self._rasterisers:
-            self._rasterisers[size] = Rasteriser(model, size, self.draft)
-        return self._rasterisers[size].draw(scene)
+        key = (size, draft)
+        if key not in self._rasterisers:
+            self._rasterisers[key] = Rasteriser(model, size, draft)
+        return self._rasterisers[key].draw(scene)
 
     def render(self, model: mujoco.MjModel, data: mujoco.MjData, camera: str,
-               size: tuple[int, int]) -> np.ndarray:
+               size: tuple[int, int], draft: bool = False) -> np.ndarray:
         """Capture and draw `camera` now."""
         scene = self.capture(model, data, camera)
-        image = self.draw(model, scene, size)
+        image = self.draw(model, scene, size, draft)
         self.release(model, scene)
         return image
 
@@ -194,16 +196,17 @@ class Still:
 
 @dataclass(frozen=True)
 class View:
-    """A MuJoCo camera's visual scene captured at one step by `source`, drawn at `size`; the
-    scene goes back to `source`'s pool once drawn."""
+    """A MuJoCo camera's visual scene captured at one step by `source`, drawn at `size` (as a
+    `draft` or not); the scene goes back to `source`'s pool once drawn."""
 
     model: mujoco.MjModel
     scene: mujoco.MjvScene
     size: tuple[int, int]
     source: Cameras
+    draft: bool = False
 
     def draw(self, cameras: Cameras) -> np.ndarray:
         try:
-            return cameras.draw(self.model, self.scene, self.size)
+            return cameras.draw(self.model, self.scene, self.size, self.draft)
         finally:
             self.source.release(self.model, self.scene)

@@ -533,15 +533,19 @@ class LiberoScene(Robot):
             obs["images"] = {c: self._obs[f"{c}_image"] for c in self.cameras}
         return obs
 
-    def render(self, camera: str, size: tuple[int, int] = (128, 128)) -> np.ndarray:
+    def render(self, camera: str, size: tuple[int, int] = (128, 128),
+               draft: bool = False) -> np.ndarray:
         """An upright frame of `camera` ('agentview', 'robot0_eye_in_hand') rendered now, whether
         or not the scene was built with `cameras` (those render every step)."""
-        return self._frames.render(self._env.env.sim.model._model, self._data, camera, size)
+        return self._frames.render(self._env.env.sim.model._model, self._data, camera, size,
+                                   draft)
 
-    def capture(self, camera: str, size: tuple[int, int] = (128, 128)) -> View:
+    def capture(self, camera: str, size: tuple[int, int] = (128, 128),
+                draft: bool = False) -> View:
         """`camera`'s visual scene now, drawn later (see `Robot.capture`)."""
         model = self._env.env.sim.model._model
-        return View(model, self._frames.capture(model, self._data, camera), size, self._frames)
+        return View(model, self._frames.capture(model, self._data, camera), size, self._frames,
+                    draft)
 
     # --- acting ----------------------------------------------------------------------------
     def _apply(self, action: np.ndarray) -> None:

@@ -253,16 +253,19 @@ class Robot(abc.ABC):
         pose = self.eef_pose()
         return {"eef_pos": pose.pos, "eef_quat": pose.quat, "gripper_width": self.gripper_width()}
 
-    def render(self, camera: str, size: tuple[int, int]) -> np.ndarray | None:
-        """An upright RGB frame (h, w, 3, uint8) from a named camera, rendered now; None when the
+    def render(self, camera: str, size: tuple[int, int],
+               draft: bool = False) -> np.ndarray | None:
+        """An upright RGB frame (h, w, 3, uint8) from a named camera, rendered now (a cheaper
+        `draft` where a simulator has one: `tether.scenes.cameras.Rasteriser`); None when the
         scene has no cameras. Rendering costs far more than a step: callers choose when."""
         return None
 
-    def capture(self, camera: str, size: tuple[int, int]) -> Capture | None:
+    def capture(self, camera: str, size: tuple[int, int],
+                draft: bool = False) -> Capture | None:
         """What `camera` sees now, as a frame drawn when asked, maybe on another thread
         (`tether.scenes.cameras`); None when the scene has no cameras. A robot rendering here
         gives a `Still`; a MuJoCo scene captures its visual scene and defers the drawing."""
-        image = self.render(camera, size)
+        image = self.render(camera, size, draft)
         return None if image is None else Still(image)
 
     # --- acting ------------------------------------------------------------------------

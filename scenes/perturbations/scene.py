@@ -221,10 +221,11 @@ class PerturbedScene(LiberoScene):
             obs["images"] = {c: self._seen(c, image) for c, image in obs["images"].items()}
         return obs
 
-    def render(self, camera: str, size: tuple[int, int] = (128, 128)) -> np.ndarray:
+    def render(self, camera: str, size: tuple[int, int] = (128, 128),
+               draft: bool = False) -> np.ndarray:
         """The frame as the camera delivers it to whoever renders it (policy, verifier,
         detector): passed through the `see` hooks. Recorded frames (`capture`) stay clean."""
-        return self._seen(camera, super().render(camera, size))
+        return self._seen(camera, super().render(camera, size, draft))
 
     def pose_of(self, name: str) -> Pose:
         name = self._canonical(name)

@@ -17,7 +17,8 @@ from tether.scenes.robot import CLOSE
 class CameraScene(KinematicScene):
     """Renders a white frame while the bowl is held, a black one otherwise."""
 
-    def render(self, camera: str, size: tuple[int, int]) -> np.ndarray | None:
+    def render(self, camera: str, size: tuple[int, int],
+               draft: bool = False) -> np.ndarray | None:
         return np.full((*size, 3), 255 if self.held == BOWL else 0, dtype=np.uint8)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -115,6 +116,9 @@ def test_resuming_with_other_settings_is_a_clear_error(tmp_path):
     with pytest.raises(TetherError, match=r"recorded with other settings \(budget: None\)"):
         collect_demos(DemoConfig(tasks=[TASK], root=root, cameras=CAMERAS, language=None,
                                  budget=50))
+    drafts = tuple(replace(c, draft=True) for c in CAMERAS)  # full frames and drafts never mix
+    with pytest.raises(TetherError, match=r"recorded with other settings \(cameras: "):
+        collect_demos(DemoConfig(tasks=[TASK], root=root, cameras=drafts, language=None))
 
 
 def test_a_library_tree_is_recorded_by_name_so_another_checkout_resumes(tmp_path):

@@ -89,7 +89,7 @@ class _Segmenter:
 
 
 class _Robot:
-    def render(self, camera, size):
+    def render(self, camera, size, draft=False):
         return np.zeros((*size, 3), np.uint8)
 
 

@@ -14,11 +14,14 @@ from tests.trees.harness import scene
 from tether.errors import TetherError
 from tether.models.lerobot_policy import LerobotConfig
 from tether.models.observation import (
+    FRAMES,
     CameraSpec,
     Observation,
+    drafted,
     libero_state,
     observe,
     quat_to_axis_angle,
+    save_drafted,
 )
 from tether.models.policies import POLICIES, make_policy, read_policies
 from tether.models.policy import check_chunk
@@ -88,9 +91,30 @@ def test_observe_mirrors_upright_frames_into_libero_convention():
     robot = scene()
     frame = np.zeros((4, 6, 3), np.uint8)
     frame[:, 0] = 255  # left column white in the upright frame
-    robot.render = lambda camera, size: frame
+    asked = []
+    robot.render = lambda camera, size, draft: asked.append(draft) or frame
     obs = observe(robot, [CameraSpec("agentview", (4, 6), "image")], "x")
     assert (obs.images["image"][:, -1] == 255).all() and (obs.images["image"][:, 0] == 0).all()
+    observe(robot, [CameraSpec("agentview", (4, 6), "image", draft=True)], "x")
+    assert asked == [False, True]  # a camera declared as a draft is rendered as one
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"draft": "yes"}', "draft must be true or false, not 'yes'"),
+    ('{"drafts": true}', "not a frames file"),
+    ("\x00\xff\xfe", "not a frames file"),
+])
+def test_a_bad_frames_file_is_a_located_error(tmp_path, text, message):
+    (tmp_path / FRAMES).write_bytes(text.encode("latin-1"))
+    with pytest.raises(TetherError) as caught:
+        drafted(tmp_path)
+    assert str(caught.value).startswith(f"{tmp_path / FRAMES}: {message}")
+
+
+def test_frames_are_full_unless_the_folder_says_drafts(tmp_path):
+    assert not drafted(tmp_path)
+    save_drafted(tmp_path, True)
+    assert drafted(tmp_path)
 
 
 @pytest.mark.slow

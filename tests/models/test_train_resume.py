@@ -14,7 +14,7 @@ import pytest
 from tether.datasets.rollouts import append_episode, rollout_features
 from tether.errors import TetherError
 from tether.models.language import FEATURE, Language
-from tether.models.observation import CameraSpec, Observation
+from tether.models.observation import CameraSpec, Observation, drafted, save_drafted
 from tether.models.train import STATE, TrainConfig, train
 
 SIZE = 16
@@ -85,6 +85,19 @@ def test_the_language_file_is_copied_and_the_instruction_reaches_the_policy(stra
     assert [b[FEATURE].numpy().tolist() for b in seen] == [
         LANGUAGE.vector(t).tolist() for t in INSTRUCTIONS]
     assert not np.allclose(chunks[0], chunks[1])  # the same image, other words: other actions
+
+
+def test_a_policy_trained_on_draft_frames_is_fed_drafts(dataset, straight, tmp_path):
+    from tether.models.lerobot_policy import LerobotPolicy
+
+    assert [c.draft for c in LerobotPolicy(straight).cameras] == [False]
+    copy = tmp_path / "drafts"
+    shutil.copytree(dataset, copy)
+    save_drafted(copy / "meta", True)  # what `tether collect --draft` writes
+    out = tmp_path / "act"
+    train(config(copy, out, 1))
+    assert drafted(out)
+    assert [(c.camera, c.draft) for c in LerobotPolicy(out).cameras] == [("agentview", True)]
 
 
 def test_a_checkpoint_taking_language_without_its_language_file_is_refused(straight, tmp_path):

@@ -42,7 +42,7 @@ class SlipperyScene(KinematicScene):
             return
         super()._close_fingers()
 
-    def render(self, camera: str, size: tuple[int, int]) -> np.ndarray:
+    def render(self, camera: str, size: tuple[int, int], draft: bool = False) -> np.ndarray:
         h, w = size
         image = np.full((h, w, 3), (205, 180, 140), np.uint8)
 

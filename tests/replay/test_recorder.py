@@ -189,12 +189,15 @@ class Drawn:
         return self.image
 
 
-def record_with_captures(tmp_path, monkeypatch, *, fail: bool) -> tuple[Path, list[str]]:
+def record_with_captures(tmp_path, monkeypatch, *, fail: bool,
+                         drafts: list[bool] | None = None) -> tuple[Path, list[str]]:
     threads: list[str] = []
     capture = recorded.SlipperyScene.capture
 
-    def deferred(self, camera, size):
-        return Drawn(capture(self, camera, size).image, threads, fail)
+    def deferred(self, camera, size, draft):
+        if drafts is not None:
+            drafts.append(draft)
+        return Drawn(capture(self, camera, size, draft).image, threads, fail)
 
     monkeypatch.setattr(recorded.SlipperyScene, "capture", deferred)
     run_dir, _ = record_pick_place(tmp_path / "run", frame_every=5)
@@ -203,10 +206,12 @@ def record_with_captures(tmp_path, monkeypatch, *, fail: bool) -> tuple[Path, li
 
 def test_frames_are_drawn_on_the_writer_thread_before_the_record_naming_them(tmp_path,
                                                                            monkeypatch):
-    run_dir, threads = record_with_captures(tmp_path, monkeypatch, fail=False)
+    drafts: list[bool] = []
+    run_dir, threads = record_with_captures(tmp_path, monkeypatch, fail=False, drafts=drafts)
     records = read_trace(run_dir)
     named = [f for r in records if r["k"] == "tick" for f in r.get("frames", {}).values()]
     assert named and set(threads) == {"trace-writer"} and len(threads) == len(named)
+    assert drafts and all(drafts)  # frames people look at are drafts
     assert all((run_dir / f).is_file() for f in named)
     assert sorted(p.name for p in (run_dir / "frames").iterdir()) == sorted(
         Path(f).name for f in named)

@@ -85,12 +85,12 @@ def test_draft_frames_are_drawn_without_multisampling_or_reflections_and_leave_t
     data.qpos[:3] = [0.05, 0.03, 0.2]  # the box's edges cross pixels: multisampling shows
     mujoco.mj_forward(model, data)
     assert model.vis.quality.offsamples == 4
-    full, draft = Cameras(), Cameras(draft=True)
-    scene = draft.capture(model, data, "top")
-    drafted = draft.draw(model, scene, (64, 48))
+    cameras = Cameras()  # one pool, both qualities
+    scene = cameras.capture(model, data, "top")
+    drafted = cameras.draw(model, scene, (64, 48), draft=True)
     reflection = mujoco.mjtRndFlag.mjRND_REFLECTION.value
     assert scene.flags[reflection] == 1  # restored: a pooled scene may next be drawn in full
-    frame = full.render(model, data, "top", (64, 48))
+    frame = cameras.render(model, data, "top", (64, 48))
     model.vis.quality.offsamples = 0
     with mujoco.Renderer(model, 64, 48) as renderer:
         renderer.update_scene(data, camera="top", scene_option=visual_only())
@@ -99,5 +99,5 @@ def test_draft_frames_are_drawn_without_multisampling_or_reflections_and_leave_t
         assert np.array_equal(renderer.render(), drafted)
     assert not np.array_equal(single_sample, drafted)  # the mirror image is gone
     assert not np.array_equal(frame, drafted)
-    full.close()
-    draft.close()
+    assert np.array_equal(cameras.render(model, data, "top", (64, 48), draft=True), drafted)
+    cameras.close()

@@ -47,6 +47,9 @@ def collect(
         "--camera", help="wrist (LIBERO's image2) and/or agentview (image); repeatable. "
                          "Default: wrist; with --tree both.")] = None,
     size: Annotated[int, typer.Option(min=16, help="Image height and width (px).")] = 64,
+    draft: Annotated[bool, typer.Option(
+        help="Draw the images as drafts (no multisampling, no reflections: about 3x cheaper on "
+             "a CPU); a policy trained on them is fed drafts too.")] = False,
     first_init_state: Annotated[int, typer.Option(help="Init state of the first episode of "
                                                        "each task.")] = 0,
     language: Annotated[str | None, typer.Option(
@@ -67,7 +70,7 @@ def collect(
     bad = [c for c in names if c not in CAMERAS]
     if bad:
         raise TetherError(f"unknown camera '{bad[0]}'; choose from {', '.join(CAMERAS)}")
-    specs = [replace(CAMERAS[c], size=(size, size)) for c in names]
+    specs = [replace(CAMERAS[c], size=(size, size), draft=draft) for c in names]
     if tree is not None:
         if episodes is not None:
             raise TetherError("--episodes counts staged grasps; with --tree give --init-states "

@@ -32,7 +32,13 @@ from tether.behaviours.conditions import PredicateCall
 from tether.behaviours.primitives import MoveTo, Target
 from tether.behaviours.vla import VLA
 from tether.errors import TetherError
-from tether.models.observation import ACTION_NAMES, STATE_NAMES, CameraSpec, Observation
+from tether.models.observation import (
+    ACTION_NAMES,
+    STATE_NAMES,
+    CameraSpec,
+    Observation,
+    save_drafted,
+)
 from tether.models.policy import Policy, check_chunk
 from tether.models.scripted import ScriptedGrasp
 from tether.scenes.grasps import grasp_point
@@ -177,6 +183,7 @@ def collect(tasks: Sequence[str], *, episodes: int, root: Path, cameras: Sequenc
     dataset = LeRobotDataset.create(repo_id=f"tether/{root.name}", fps=FPS, root=root,
                                     features=features(cameras), robot_type="panda",
                                     use_videos=False, video_backend=VIDEO_BACKEND)
+    save_drafted(root / "meta", any(c.draft for c in cameras))
     rng = np.random.default_rng(seed)
     scenes = SceneCache(size=len(tasks))
     done = attempts = frames = 0
@@ -204,7 +211,8 @@ def collect(tasks: Sequence[str], *, episodes: int, root: Path, cameras: Sequenc
             shutil.rmtree(root, ignore_errors=True)
     report = CollectReport(str(root), done, frames, attempts,
                            round(time.perf_counter() - start, 1), list(tasks),
-                           [f"{c.camera} {c.size[0]}x{c.size[1]} as {c.key}" for c in cameras],
+                           [f"{c.camera} {c.size[0]}x{c.size[1]} as {c.key}"
+                            + " (draft)" * c.draft for c in cameras],
                            asdict(stage_config), seed, first_init_state)
     report.save()
     return report

@@ -41,7 +41,7 @@ from tether.datasets.collect import AGENTVIEW, WRIST
 from tether.datasets.rollouts import Rollout, append_episode, check_target, create_dataset
 from tether.errors import TetherError, did_you_mean
 from tether.models.language import Language
-from tether.models.observation import CameraSpec
+from tether.models.observation import CameraSpec, save_drafted
 from tether.scenes.catalogue import Task, get_task, suite_tasks
 from tether.trees.compiler import LIBRARY, read_tree_file
 
@@ -76,7 +76,8 @@ class DemoConfig:
             in_library = self.tree.resolve().parent == LIBRARY.resolve()
             tree = self.tree.stem if in_library else str(self.tree)
         return {"tree": tree,
-                "cameras": [[c.camera, list(c.size), c.key] for c in self.cameras],
+                "cameras": [[c.camera, list(c.size), c.key] + ["draft"] * c.draft
+                            for c in self.cameras],  # as before drafts, for full frames
                 "language": self.language, "budget": self.budget, "seed": self.seed}
 
 
@@ -215,6 +216,7 @@ def collect_demos(config: DemoConfig, progress: Callable[[Attempt, int, int], No
         create_dataset(root, features)
         if language is not None:
             language.save(root / "meta")  # names the embedder for `tether train`
+        save_drafted(root / "meta", any(c.draft for c in config.cameras))
     (root / "meta" / RECIPE).write_text(json.dumps(config.recipe(), indent=2) + "\n",
                                         encoding="utf-8")
     before = read_ledger(root)

@@ -21,7 +21,7 @@ stops the thread and closes the file; the recorder calls it when the episode fin
     writer = TraceWriter(run_dir, quality=80)
     writer.reserve()                                   # a place for one capture
     writer.write({"k": "tick", "t": 1, "frames": {"agentview": "frames/t000001-agentview.jpg"}},
-                 {"frames/t000001-agentview.jpg": robot.capture("agentview", (128, 128))})
+                 {"frames/t000001-agentview.jpg": robot.capture("agentview", (128, 128), True)})
     writer.close()
 """
 
@@ -85,7 +85,7 @@ class TraceWriter:
         self.file.close()
 
     def _run(self) -> None:
-        cameras = Cameras(draft=True)  # this thread's GL contexts; frames people look at
+        cameras = Cameras()  # this thread's GL contexts
         failed = False
         try:
             while (item := self.queue.get()) is not None:
