@@ -11,7 +11,20 @@ from pathlib import Path
 import pytest
 
 from tether.errors import TetherError
-from tether.planning.skills import FLAT, GRIP, HAND, STEP, Goal, Part, skill_for, steps_for
+from tether.planning.offline import plan_goals
+from tether.planning.skills import (
+    DRAWER_FRONT,
+    FLAT,
+    GRIP,
+    HAND,
+    SPREAD,
+    STEP,
+    Goal,
+    Part,
+    placements,
+    skill_for,
+    steps_for,
+)
 from tether.scenes.joints import HINGE, SLIDE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,6 +85,44 @@ def test_steps_bind_the_chosen_tree_from_the_goal():
     assert steps_for(Goal("on", ("a", "b")), {"a": BOX, "b": BIN}) == [
         {"subtree": "grasp", "with": {"object": "a"}},
         {"subtree": "place", "with": {"object": "a", "target": "b"}}]
+
+
+BOTTLE = Part((0.043, 0.065, 0.149))  # narrower side 4.3 cm
+BASKET = Part((0.122, 0.123, 0.14))  # a container region: walls round it
+
+
+def test_objects_sharing_a_target_are_set_down_side_by_side_and_inside_its_walls():
+    on = [Goal("on", ("a", "s")), Goal("on", ("b", "s")), Goal("on", ("c", "t"))]
+    surface = Part((0.15, 0.15, 0.005))
+    parts = {"a": BOX, "b": BOX, "c": BOX, "s": surface, "t": surface}
+    # on a surface: SPREAD either side of its middle, the first nearer the robot; alone: middle
+    assert placements(on, parts) == [{"spot_x": -SPREAD}, {"spot_x": SPREAD}, {}]
+    # in a container, each no farther out than its narrower side fits inside the walls
+    into = [Goal("in", ("a", "k")), Goal("in", ("b", "k"))]
+    room = round(0.122 / 2 - 0.043 / 2 - 0.01, 6)
+    assert placements(into, {"a": BOTTLE, "b": BOTTLE, "k": BASKET}) == [
+        {"spot_x": -room}, {"spot_x": room}]
+    # three on one target: evenly from one side to the other
+    three = [Goal("on", (n, "s")) for n in "abc"]
+    assert [s["spot_x"] for s in placements(three, parts)] == [-SPREAD, 0.0, SPREAD]
+
+
+def test_an_object_put_in_a_drawer_goes_toward_its_front_and_other_skills_get_no_spot():
+    drawer = Part((0.2, 0.15, 0.06), SLIDE, opening=(0.0, -1.0, 0.0))
+    goals = [Goal("in", ("a", "d")), Goal("in", ("b", "n")), Goal("turn_on", ("k",))]
+    parts = {"a": BOX, "d": drawer, "b": Part((0.10, 0.04, 0.14)),
+             "n": Part((0.05, 0.12, 0.12)), "k": Part((0.3, 0.2, 0.07), HINGE)}
+    assert placements(goals, parts) == [{"spot_y": -DRAWER_FRONT}, {}, {}]  # b is inserted
+
+
+def test_the_planner_places_where_the_reference_does():
+    goals = [Goal("in", ("a", "k")), Goal("in", ("b", "k"))]
+    plan = plan_goals("put both in the basket", goals, {"a": BOTTLE, "b": BOTTLE, "k": BASKET})
+    places = [s["with"] for t in plan.subtasks for s in t.steps if s["subtree"] == "place"]
+    assert places == [{"object": n, "target": "k", **spot} for n, spot in
+                      zip("ab", placements(goals, {"a": BOTTLE, "b": BOTTLE, "k": BASKET}),
+                          strict=True)]
+    assert places[0]["spot_x"] < 0 < places[1]["spot_x"]
 
 
 # --- no names in the code paths ------------------------------------------------------------------

@@ -7,6 +7,7 @@ import pytest
 
 from tests.benchmark_scripts import load_benchmark
 from tether.planning import reference
+from tether.planning.skills import DRAWER_FRONT, SPREAD
 from tether.trees.compiler import compile_tree
 
 
@@ -74,8 +75,9 @@ def test_objects_put_on_one_target_are_set_down_side_by_side(ref):
 
     # libero_10/8: the stove on (first: its knob is beside the cook region), both moka pots on it
     assert [g[0] for g in reference.reference_for("libero_10/8").goal] == ["turn_on", "on", "on"]
-    assert spots("libero_10/8") == [None, -reference.SPREAD, reference.SPREAD]
-    assert spots("libero_10/0") == [None, None]  # in the basket: dropped in, no spots
+    assert spots("libero_10/8") == [None, -SPREAD, SPREAD]
+    # in the basket (12.2 cm inside): side by side as far as the cans (6.6 cm) fit in its walls
+    assert spots("libero_10/0") == pytest.approx([-0.018, 0.018], abs=0.001)
 
 
 def _bindings(ref, task: str) -> list[dict]:
@@ -89,10 +91,10 @@ def test_a_drawer_is_reached_from_its_cabinets_front(ref):
     # stands it, toward +y): the bowl goes toward the open drawer's front, away from the cabinet
     # that overhangs its back; close_drawer reads the slide itself, so it binds only the drawer
     put, close = _bindings(ref, "libero_10/3")
-    assert put["spot_y"] == -reference.DRAWER_FRONT and "spot_x" not in put
+    assert put["spot_y"] == -DRAWER_FRONT and "spot_x" not in put
     assert close == {"drawer": "white_cabinet_1_bottom_region"}
     assert _bindings(ref, "tether/1") == [{"drawer": "wooden_cabinet_1_top_region"}]
-    assert _bindings(ref, "libero_goal/3")[2]["spot_y"] == reference.DRAWER_FRONT
+    assert _bindings(ref, "libero_goal/3")[2]["spot_y"] == DRAWER_FRONT
     assert "spot_y" not in _bindings(ref, "libero_10/9")[0]  # a microwave is no drawer
 
 

@@ -10,15 +10,13 @@ knob is beside its cook region: the hand pushing it, 20 cm long, would sweep wha
 R)` is preceded by `open(R)` when R moves on a joint and the task does not start with it open; X
 is then first set on that fixture's top (`on(X, <fixture>_top_side)`, when the task has the
 region): the opened drawer overhangs the table in front, where X may stand, out of reach from
-above. X is set down in a drawer `DRAWER_FRONT` m toward its front (its slide's opening
-direction) from the region's middle: the cabinet above overhangs the region's back. An object
+above. Where each object is set down (side by side when several share a target, toward a
+drawer's front) is the planner's rule too (`tether.planning.skills.placements`). An object
 that starts in a drawer comes over its target up to `CROSS` m higher than `place`'s carry height
 (`cross`), clearing the drawer's walls. Trees acting on a joint read its axis from the model
-themselves (`at: joint`), so a turned cabinet needs no parameters. Objects put `on` one target
-stand side by side (`pick_place`'s `spot_x`): the first `SPREAD` m before its middle along x
-(nearer the robot), the last as far beyond it. A literal no tree achieves is listed in
-`Reference.missing`. Used by `benchmarks/reference_success.py` and `tether collect --tree
-reference`.
+themselves (`at: joint`), so a turned cabinet needs no parameters. A literal no tree achieves
+is listed in `Reference.missing`. Used by `benchmarks/reference_success.py` and `tether collect
+--tree reference`.
 
     ref = reference_for("libero_goal/3")      # the scene at init state 0 is read for its parts
     yaml.safe_dump(ref.document())            # a tree file `tether run` takes
@@ -26,11 +24,10 @@ reference`.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from tether.errors import TetherError
-from tether.planning.skills import Goal, Parts, parts_of, skill_for
+from tether.planning.skills import Goal, Parts, parts_of, placements, skill_for
 from tether.scenes.bddl import read_problem
 from tether.scenes.catalogue import get_task
 from tether.scenes.joints import SLIDE
@@ -39,8 +36,6 @@ from tether.trees.compiler import LIBRARY, read_tree_file
 
 FIRST = ("turn_on", "turn_off")  # predicates achieved before all others
 LAST = ("close",)  # predicates achieved after all others
-SPREAD = 0.05  # objects sharing an `on` target are set down up to this far from its middle (m)
-DRAWER_FRONT = 0.03  # an object put in a drawer goes this far toward its front from its middle (m)
 CROSS = 0.15  # an object lifted out of a drawer comes over its target up to this much higher (m)
 
 
@@ -50,29 +45,19 @@ class Reference:
     goal: tuple[tuple[str, ...], ...]  # in the order the steps achieve it
     trees: tuple[str, ...]
     missing: tuple[str, ...]  # predicates without a tree
-    # per step: the direction (x, y) its drawer comes out, for `in` a drawer; else None
-    fronts: tuple[tuple[float, float] | None, ...] = ()
+    spots: tuple[dict[str, float], ...] = ()  # per step: where its object goes (`placements`)
     in_drawer: tuple[bool, ...] = ()  # per step: whether its object starts in a drawer
 
     def document(self) -> dict:
         """The reference tree: one library subtree per goal literal, in sequence."""
         steps = []
-        shared = Counter(lit[2] for lit in self.goal if lit[0] == "on")
-        placed: Counter[str] = Counter()
-        fronts = self.fronts or (None,) * len(self.goal)
+        spots = self.spots or ({},) * len(self.goal)
         in_drawer = self.in_drawer or (False,) * len(self.goal)
-        for literal, name, front, from_drawer in zip(self.goal, self.trees, fronts, in_drawer,
-                                                     strict=True):
+        for literal, name, spot, from_drawer in zip(self.goal, self.trees, spots, in_drawer,
+                                                    strict=True):
             params = read_tree_file(LIBRARY / f"{name}.yaml").params.values()
             bound = {p.name: literal[p.from_goal] for p in params
-                     if p.from_goal is not None and p.from_goal < len(literal)}
-            if name == "pick_place" and literal[0] == "on" and shared[literal[2]] > 1:
-                i, k = placed[literal[2]], shared[literal[2]]
-                bound["spot_x"] = SPREAD * (2 * i / (k - 1) - 1)
-                placed[literal[2]] += 1
-            if name == "pick_place" and front is not None:
-                bound |= {f"spot_{axis}": round(DRAWER_FRONT * v, 6) + 0.0  # no -0.0
-                          for axis, v in zip("xy", front, strict=True) if round(v, 6)}
+                     if p.from_goal is not None and p.from_goal < len(literal)} | spot
             if name == "pick_place" and from_drawer:
                 bound["cross"] = CROSS
             steps.append({"subtree": name, "name": f"{literal[0]}({', '.join(literal[1:])})",
@@ -152,10 +137,9 @@ def reference_for(task: str, parts: Parts | None = None) -> Reference:
             trees.append(skill_for(Goal(g[0], tuple(g[1:])), parts))
         except TetherError:
             missing.append(g[0])
-    fronts = tuple(parts[g[2]].opening[:2] if g[0] == "in" and _drawer(parts, g[2]) else None
-                   for g in goal)
+    spots = tuple(placements([Goal(g[0], tuple(g[1:])) for g in goal], parts))
     in_drawer = tuple(any(lit[0].lower() == "in" and lit[1] == g[1] and _drawer(parts, lit[2])
                           for lit in problem.init) for g in goal)
     missing = tuple(dict.fromkeys(missing))
-    return Reference(get_task(task).id, goal, () if missing else tuple(trees), missing, fronts,
+    return Reference(get_task(task).id, goal, () if missing else tuple(trees), missing, spots,
                      in_drawer)

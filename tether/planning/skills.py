@@ -22,22 +22,34 @@ the joint that moves it, headroom above it; privileged, `parts_of`), never by a 
 
 A goal no skill achieves (an unknown predicate, a door to open, a part without a joint) is a
 `TetherError` naming it, never guessed.
+
+Where a placed object goes in its target is one rule too, over the goals together
+(`placements`, `place`'s `spot_x`/`spot_y`): objects put on or in one target stand side by side
+along x, the first nearest the robot, each up to `SPREAD` m from the target's middle; on a
+surface its middle stays `INSET` inside the target's edge, in a container its narrower side
+stays inside the walls (with `MARGIN` for the fingers). An object put in a drawer goes
+`DRAWER_FRONT` m toward the drawer's front (its slide's opening direction): the cabinet above
+overhangs the drawer's back.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tether.errors import TetherError
 from tether.scenes.joints import HINGE, SLIDE
+from tether.scenes.placing import INSET, MARGIN
 from tether.scenes.robot import Robot
 
 FLAT = 0.03  # an object lower than this (m) ...
 GRIP = 0.08  # ... and wider than the open fingers every way (m) is pushed, not grasped
 HAND = 0.10  # how far the hand reaches above its fingertips (m): headroom a grasp needs
 STEP = 0.01  # a target's surface this close to a flat object's bottom is level with it (m)
+SPREAD = 0.05  # objects sharing a target are set down up to this far from its middle (m)
+DRAWER_FRONT = 0.03  # an object put in a drawer goes this far toward its front from its middle (m)
 
 
 @dataclass(frozen=True)
@@ -143,17 +155,45 @@ def skill_for(goal: Goal, parts: Parts) -> str:
     return tree
 
 
-def steps_for(goal: Goal, parts: Parts) -> list[dict]:
+def placements(goals: Sequence[Goal], parts: Parts) -> list[dict[str, float]]:
+    """Per goal, where `pick_place` sets its object down in its target (`spot_x`, `spot_y`; empty
+    for the target's middle or a goal another skill achieves): see the module docstring."""
+    def placed(goal: Goal) -> bool:
+        return goal.predicate in ("on", "in") and all(a in parts for a in goal.args) \
+            and skill_for(goal, parts) == "pick_place"
+
+    shared = Counter(g.args[1] for g in goals if placed(g))
+    done: Counter[str] = Counter()
+    spots: list[dict[str, float]] = []
+    for goal in goals:
+        spot: dict[str, float] = {}
+        if placed(goal):
+            obj, target = parts[goal.args[0]], parts[goal.args[1]]
+            if goal.predicate == "in" and target.joint == SLIDE:
+                spot = {f"spot_{axis}": round(DRAWER_FRONT * v, 6) + 0.0  # no -0.0
+                        for axis, v in zip("xy", target.opening or (), strict=False)
+                        if round(v, 6)}
+            elif (k := shared[goal.args[1]]) > 1:
+                half = target.size[0] / 2
+                room = half - min(obj.size[:2]) / 2 - MARGIN if goal.predicate == "in" \
+                    else half - INSET
+                i, done[goal.args[1]] = done[goal.args[1]], done[goal.args[1]] + 1
+                spot = {"spot_x": round(min(SPREAD, max(room, 0.0)) * (2 * i / (k - 1) - 1), 6)}
+        spots.append(spot)
+    return spots
+
+
+def steps_for(goal: Goal, parts: Parts, spot: Mapping[str, float] | None = None) -> list[dict]:
     """The steps that achieve `goal`: the chosen library tree, its params bound from the goal
-    (`from_goal`; pick_place as its two halves, grasp and place); `TetherError` when no skill
-    does."""
+    (`from_goal`; pick_place as its two halves, grasp and place, the place at `spot`, one of
+    `placements`); `TetherError` when no skill does."""
     from tether.trees.compiler import LIBRARY, read_tree_file
 
     tree = skill_for(goal, parts)
     if tree == "pick_place":
         obj, target = goal.args
         return [{"subtree": "grasp", "with": {"object": obj}},
-                {"subtree": "place", "with": {"object": obj, "target": target}}]
+                {"subtree": "place", "with": {"object": obj, "target": target, **(spot or {})}}]
     literal = (goal.predicate, *goal.args)
     params = read_tree_file(LIBRARY / f"{tree}.yaml").params.values()
     return [{"subtree": tree, "with": {p.name: literal[p.from_goal] for p in params
