@@ -177,7 +177,8 @@ def placements(goals: Sequence[Goal], parts: Parts) -> list[dict[str, float]]:
                 half = target.size[0] / 2
                 room = half - min(obj.size[:2]) / 2 - MARGIN if goal.predicate == "in" \
                     else half - INSET
-                i, done[goal.args[1]] = done[goal.args[1]], done[goal.args[1]] + 1
+                i = done[goal.args[1]]
+                done[goal.args[1]] += 1
                 spot = {"spot_x": round(min(SPREAD, max(room, 0.0)) * (2 * i / (k - 1) - 1), 6)}
         spots.append(spot)
     return spots
