@@ -107,7 +107,7 @@ def test_rewrite_decorator_changes_the_instruction_the_policy_gets(tmp_path, rec
 def test_image_decorators_edit_the_policy_images_through_perception_masks(
         tmp_path, recording, kind):
     robot = scene()
-    robot.render = lambda camera, size: striped(*size)  # a scene with a picture
+    robot.render = lambda camera, size, draft=False: striped(*size)  # a scene with a picture
     node = (f"vla: {{policy: recording, predicate: grasped, object: {BOWL}, max_steps: 1, "
             "continue_steps: 0}")
     perception = SquareMasks()

@@ -157,7 +157,7 @@ def camera_scene(frames: list[int] | None = None):
     """The harness scene with a picture for every camera; `frames` collects the sizes asked."""
     robot = scene()
 
-    def render(camera, size):
+    def render(camera, size, draft=False):
         if frames is not None:
             frames.append(size)
         return picture(*size)
