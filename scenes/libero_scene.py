@@ -53,7 +53,7 @@ from tether.scenes.handles import Handle, find_handle
 from tether.scenes.hollows import HOLLOW_RATIO, depth_ratio
 from tether.scenes.isolation import privileged
 from tether.scenes.joints import HINGE, SLIDE, Joint, arm_of, from_model
-from tether.scenes.placing import set_down
+from tether.scenes.placing import set_down, top_of
 from tether.scenes.robot import OPEN, Hinge, Pose, Robot
 
 NOOP = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
@@ -514,16 +514,21 @@ class LiberoScene(Robot):
 
     @privileged
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
-        """In a region, the spot and turn where `carried` and the hand overlap the things
-        standing there least, nearest `near` (`tether.scenes.placing`); the region's owner (a
-        basket's walls, the stove under its cook region) does not count."""
+        """In a region, or on an object (near its origin: `placing.top_of`), the spot and turn
+        where `carried` and the hand overlap the things standing there least, nearest `near`
+        (`tether.scenes.placing`); the region's owner (a basket's walls, the stove under its
+        cook region) or the object itself does not count."""
         target, carried = self._canonical(target), self._canonical(carried)
-        if target not in self._sites:
+        if target in self._sites:
+            region = self.extent_of(target)
+        elif target in self._extents:
+            region = top_of(self.pose_of(target).pos, self.extent_of(target))
+        else:
             return super().set_down(target, carried, near)
         others = [self._extents.of(n, self._data) for n in self._bodies if n in self._extents
-                  and n != carried and not target.startswith(n + "_")]
-        return set_down(self.extent_of(target), self.extent_of(carried), others,
-                        axis_of(self.eef_pose().yaw), np.asarray(near, dtype=float))
+                  and n not in (carried, target) and not target.startswith(n + "_")]
+        return set_down(region, self.extent_of(carried), others, axis_of(self.eef_pose().yaw),
+                        np.asarray(near, dtype=float))
 
     def observe(self) -> dict:
         obs = super().observe()

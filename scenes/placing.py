@@ -11,7 +11,9 @@ stands taller than the object. It also tries the wrist turned a quarter (the obj
 turn with it). The answer is the centre and turn where the footprints overlap those things
 least, nearest the point asked for (the region's middle, or beside it when several objects share
 the region): that point itself when it is free. Between the two turns, the one where the object
-sticks out of the region less wins a tie (a book turned to fit a slot), and then not turning.
+sticks out of the region less wins a tie (a book turned to fit a slot), then the one nearer the
+point asked for (the hand turned to miss a rack beside a bowl rather than the object set down on
+the bowl's slope), and then not turning.
 Pure functions of bounding boxes, so they are tested without a scene.
 """
 
@@ -25,6 +27,8 @@ HAND_SIDE = 0.03  # the hand's half width across that axis (m)
 HAND_GAP = 0.01  # from the held object's top to the bottom of the hand (m)
 INSET = 0.015  # how far inside the region's edge the object's centre stays (m)
 STEP = 0.01  # spacing of the candidate centres (m)
+ON_OFFSET = 0.014  # on another object, the farthest the centre goes off its origin along x or y:
+# LIBERO's On holds only within 3 cm of it horizontally (2 cm at a corner here) (m)
 
 Box = tuple[np.ndarray, np.ndarray]  # (low, high) corners, world frame
 
@@ -52,9 +56,17 @@ def set_down(region: Box, carried: Box, obstacles: list[Box], axis: str,
         best = int(np.lexsort((distance, np.round(cost, 6)))[0])
         body = (c_high[:2] - c_low[:2])[order] / 2.0
         outside = 4 * body.prod() - _overlap(grid[best:best + 1], body, [region])[0]
-        options.append((round(float(cost[best]), 6), round(float(outside), 6), turn, grid[best]))
-    *_, turn, spot = min(options, key=lambda o: o[:3])
+        options.append((round(float(cost[best]), 6), round(float(outside), 6),
+                        round(float(distance[best]), 6), turn, grid[best]))
+    *_, turn, spot = min(options, key=lambda o: o[:4])
     return spot, turn
+
+
+def top_of(origin: np.ndarray, extent: Box) -> Box:
+    """The region an object set down on another keeps to: around the other's `origin`, at the
+    top of its `extent`."""
+    half = ON_OFFSET + INSET
+    return (np.r_[origin[:2] - half, extent[1][2]], np.r_[origin[:2] + half, extent[1][2]])
 
 
 def _overlap(centres: np.ndarray, half: np.ndarray, boxes: list[Box]) -> np.ndarray:

@@ -332,3 +332,18 @@ def test_a_carry_past_a_cabinet_goes_around_its_corner_and_one_in_the_open_strai
         assert scene.carry_way(BOWL, start, over_box, past="cookies_1") == []
     finally:
         scene.close()
+
+
+def test_set_down_on_an_object_keeps_the_hand_off_a_tall_neighbour():
+    """"the cream cheese on the bowl": in libero_goal the bowl's middle is free for the hand;
+    swapped beside the wine rack (init state 2) the wrist turns a quarter over the middle, so
+    that the hand (20 cm along the axis its fingers close on) clears the rack."""
+    for task, turned in (("libero_goal/put_the_cream_cheese_in_the_bowl", False),
+                         ("libero_goal_swap/put_the_cream_cheese_in_the_bowl", True)):
+        scene = LiberoScene(task, init_state=2, seed=0)
+        try:
+            middle = scene.pose_of(BOWL).pos[:2]
+            spot, turn = scene.set_down(BOWL, "cream_cheese_1", middle)
+            assert turn == turned and np.allclose(spot, middle)
+        finally:
+            scene.close()

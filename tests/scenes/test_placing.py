@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tether.scenes.placing import set_down
+from tether.scenes.placing import set_down, top_of
 
 
 def box(low, high):
@@ -76,3 +76,29 @@ def test_the_wrist_turns_an_object_to_fit_a_narrow_region():
     assert turn and np.allclose(spot, [0.0275, 0.06])
     assert not set_down(slot, box([0.2, 0.2, 1.0], [0.23, 0.31, 1.15]), [], "y",
                         np.array([0.0275, 0.06]))[1]  # already along the slot: no turn
+
+
+def test_the_wrist_turns_rather_than_moving_the_object_off_the_point_asked_for():
+    # libero_goal_swap's bowl (init state 2) with the wine rack's box behind it: unturned, the
+    # hand (20 cm along y) reaches over the rack unless the cheese moves 3 cm off the bowl's
+    # middle onto its slope; turned a quarter, the hand clears the rack right over the middle
+    bowl = box([-0.242, -0.104, 0.898], [-0.131, 0.007, 0.951])
+    rack = box([-0.402, -0.385, 0.918], [-0.132, -0.12, 1.248])
+    cheese = box([-0.45, 0.17, 0.91], [-0.38, 0.22, 0.96])
+    middle = np.array([-0.186, -0.048])
+    spot, turn = set_down(bowl, cheese, [rack], "y", middle)
+    assert turn and np.allclose(spot, middle)
+
+
+def test_on_another_object_the_centre_stays_within_2_cm_of_its_origin():
+    # LIBERO's On(bowl, plate) holds only with the bowl's origin within 3 cm of the plate's: a
+    # cabinet's box over the plate's back half moves the bowl just 1 cm, and the hand turns
+    plate = box([0.009, -0.032, 0.90], [0.146, 0.106, 0.919])
+    origin = np.array([0.078, 0.036, 0.91])
+    cabinet = box([-0.13, -0.415, 0.91], [0.228, -0.003, 1.128])
+    bowl = box([0.3, 0.3, 1.0], [0.41, 0.41, 1.05])
+    region = top_of(origin, plate)
+    assert np.isclose(region[1][2], 0.919)
+    spot, turn = set_down(region, bowl, [cabinet], "y", origin[:2])
+    assert turn and np.allclose(spot, [0.078, 0.046])
+    assert np.linalg.norm(spot - origin[:2]) < 0.03
