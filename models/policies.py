@@ -47,6 +47,8 @@ POLICIES: Registry[Entry] = Registry("policy")
 POLICIES.register("grasp_act", lerobot_policy.LerobotConfig(path=GRASP_CHECKPOINT))
 POLICIES.register("object_act", lerobot_policy.LerobotConfig(path=str(CHECKPOINTS / "object_act")))
 POLICIES.register("goal_act", lerobot_policy.LerobotConfig(path=str(CHECKPOINTS / "goal_act")))
+POLICIES.register("spatial_act",
+                  lerobot_policy.LerobotConfig(path=str(CHECKPOINTS / "spatial_act")))
 POLICIES.register("expert", scripted.ScriptedConfig())
 DEVICE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
 NAME = re.compile(r"^[A-Za-z_][\w.-]*$")

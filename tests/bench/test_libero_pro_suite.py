@@ -36,21 +36,26 @@ def test_the_suite_is_every_official_set_with_two_init_states_and_step_caps():
     assert len(sets) == 25 and len(suite.tasks) == 250
     assert suite.seeds == (0, 1) and suite.budget is None
     assert [a.name for a in suite.arms] == ["planned", "planned_camera", "harness", "bare",
-                                            "harness_goal", "bare_goal"]
+                                            "harness_goal", "bare_goal", "harness_spatial",
+                                            "bare_spatial"]
     assert suite.skipped == {}
     episodes = suite.episodes()
     # the planned arms run every task; harness and bare drive the baseline trained on
     # libero_object, so only its 6 sets (4 variants, 2 environment sets) run; harness_goal and
-    # bare_goal libero_goal's 7 (4 variants, 3 environment sets)
-    assert len(episodes) == 2 * 250 * 2 + 2 * 60 * 2 + 2 * 70 * 2
+    # bare_goal libero_goal's 7 (4 variants, 3 environment sets), harness_spatial and
+    # bare_spatial libero_spatial's 7 (4 variants, 3 environment sets)
+    assert len(episodes) == 2 * 250 * 2 + 2 * 60 * 2 + 2 * 70 * 2 + 2 * 70 * 2
     for arm, suite_name, policy in (("bare", "libero_object", "object_act"),
-                                    ("bare_goal", "libero_goal", "goal_act")):
+                                    ("bare_goal", "libero_goal", "goal_act"),
+                                    ("bare_spatial", "libero_spatial", "spatial_act")):
         assert {e.task.partition("/")[0] for e in episodes if e.arm.name == arm} == {
             s for s in sets if s.startswith(suite_name + "_")}
         assert {e.arm.given["policy"] for e in episodes if e.arm.name == arm} == {policy}
     assert {e.arm.grasp["policy"] for e in episodes if e.arm.name == "harness"} == {"object_act"}
     assert {e.arm.grasp["policy"] for e in episodes
             if e.arm.name == "harness_goal"} == {"goal_act"}
+    assert {e.arm.grasp["policy"] for e in episodes
+            if e.arm.name == "harness_spatial"} == {"spatial_act"}
     assert {e.arm.perception for e in episodes if e.arm.name == "planned_camera"} == {"camera"}
     budgets = {(e.task.partition("/")[0], e.budget) for e in episodes}
     assert ("libero_goal_swap", 300) in budgets and ("libero_spatial_task", 220) in budgets
@@ -159,7 +164,9 @@ def test_select_keeps_matching_tasks_and_named_arms():
         "planned_camera": "arm 'planned_camera' not selected (--arms)",
         "harness": "arm 'harness' not selected (--arms)",
         "harness_goal": "arm 'harness_goal' not selected (--arms)",
-        "bare_goal": "arm 'bare_goal' not selected (--arms)"}
+        "bare_goal": "arm 'bare_goal' not selected (--arms)",
+        "harness_spatial": "arm 'harness_spatial' not selected (--arms)",
+        "bare_spatial": "arm 'bare_spatial' not selected (--arms)"}
     assert len(suite.episodes()) == 20 * 2  # bare runs libero_object's sets only
     with pytest.raises(TetherError, match=r"no arm 'planed' \(did you mean 'planned'\?\)"):
         load_suite("libero_pro", ROOT).select(None, ["planed"])

@@ -48,7 +48,7 @@ def test_a_known_name_is_an_alias_of_that_policy():
                                  "'ws://gpu-box:8000/policy'"),
     ("expret", "x: 'expret' is not a checkpoint directory, an openpi server URL (ws://HOST:PORT),"
                " a known policy (did you mean 'expert'?) or a hub id (OWNER/NAME); known "
-               "policies: expert, goal_act, grasp_act, object_act"),
+               "policies: expert, goal_act, grasp_act, object_act, spatial_act"),
 ])
 def test_a_bad_spec_is_one_clear_error(spec, message):
     with pytest.raises(TetherError) as caught:

@@ -64,7 +64,8 @@ def test_bad_policies_files_are_clear_errors(tmp_path, text, message):
 
 def test_unknown_policy_name_suggests_the_closest():
     with pytest.raises(TetherError, match=r"^unknown policy 'expret' \(did you mean 'expert'\?\); "
-                                          r"known: expert, goal_act, grasp_act, object_act$"):
+                                          r"known: expert, goal_act, grasp_act, object_act, "
+                                          r"spatial_act$"):
         make_policy("expret", scene())
 
 
