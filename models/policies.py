@@ -45,10 +45,8 @@ GRASP_CHECKPOINT = str(CHECKPOINTS / "grasp_act")
 Entry = PolicyConfig | Callable[[Robot], Policy]
 POLICIES: Registry[Entry] = Registry("policy")
 POLICIES.register("grasp_act", lerobot_policy.LerobotConfig(path=GRASP_CHECKPOINT))
-POLICIES.register("object_act", lerobot_policy.LerobotConfig(path=str(CHECKPOINTS / "object_act")))
-POLICIES.register("goal_act", lerobot_policy.LerobotConfig(path=str(CHECKPOINTS / "goal_act")))
-POLICIES.register("spatial_act",
-                  lerobot_policy.LerobotConfig(path=str(CHECKPOINTS / "spatial_act")))
+for baseline in ("object_act", "goal_act", "spatial_act"):  # the end-to-end baselines
+    POLICIES.register(baseline, lerobot_policy.LerobotConfig(path=str(CHECKPOINTS / baseline)))
 POLICIES.register("expert", scripted.ScriptedConfig())
 DEVICE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
 NAME = re.compile(r"^[A-Za-z_][\w.-]*$")
