@@ -13,7 +13,10 @@ adapter maps the robot to the checkpoint's input features and back:
 - normalisation is the checkpoint's own (its saved pre/post-processors, loaded with lerobot's
   `make_pre_post_processors(..., pretrained_path=...)`);
 - `infer` returns the first `n_action_steps` (default: the checkpoint's) rows of the
-  un-normalised chunk from `predict_action_chunk`.
+  un-normalised chunk from `predict_action_chunk`; with `temporal_ensemble` (ACT only: ACT's
+  temporal ensembling, lerobot's `temporal_ensemble_coeff`, 0.01 in the ACT paper) it returns
+  one action, the weighted mean of what every chunk predicted so far predicts for this step, so
+  the policy is queried at every step.
 
     policy = LerobotPolicy(Path("models/checkpoints/grasp_act"))
     chunk = policy.infer(observe(robot, policy.cameras, "pick up the black bowl"))
@@ -54,10 +57,12 @@ class LerobotConfig(PolicyConfig):
     path: str
     n_action_steps: int | None = None  # actions used per chunk; default: the checkpoint's own
     device: str | None = None  # cpu, cuda, cuda:N, mps; None: the run's --device, else cpu
+    temporal_ensemble: float | None = None  # ACT's temporal ensembling coefficient; None: off
 
     def build(self, robot: Robot) -> Policy:
         return LerobotPolicy(Path(self.path), n_action_steps=self.n_action_steps,
-                             device=self.device or "cpu")
+                             device=self.device or "cpu",
+                             temporal_ensemble=self.temporal_ensemble)
 
     def on(self, device: str) -> LerobotConfig:
         return self if self.device else replace(self, device=device)
@@ -70,7 +75,8 @@ class LerobotConfig(PolicyConfig):
 class LerobotPolicy:
     """A lerobot policy loaded from a local directory; `latencies` holds each `infer`'s seconds."""
 
-    def __init__(self, path: Path, *, n_action_steps: int | None = None, device: str = "cpu"):
+    def __init__(self, path: Path, *, n_action_steps: int | None = None, device: str = "cpu",
+                 temporal_ensemble: float | None = None):
         import torch
         from lerobot.configs.policies import PreTrainedConfig
         from lerobot.policies.factory import get_policy_class, make_pre_post_processors
@@ -87,6 +93,16 @@ class LerobotPolicy:
         self.torch = torch
         cfg = PreTrainedConfig.from_pretrained(str(path))
         cfg.device = device
+        self.ensembling = temporal_ensemble is not None
+        if self.ensembling:
+            coeff = temporal_ensemble
+            if cfg.type != "act" or not isinstance(coeff, (int, float)) \
+                    or isinstance(coeff, bool) or not np.isfinite(coeff):
+                raise TetherError(f"{path}: temporal_ensemble is ACT's temporal ensembling and "
+                                  f"takes a finite coefficient (e.g. 0.01); got "
+                                  f"{temporal_ensemble!r} for a '{cfg.type}' policy")
+            cfg.temporal_ensemble_coeff, cfg.n_action_steps = float(temporal_ensemble), 1
+            n_action_steps = 1
         self.model = get_policy_class(cfg.type).from_pretrained(str(path), config=cfg)
         self.model.eval()
         self.pre, self.post = make_pre_post_processors(
@@ -144,8 +160,9 @@ class LerobotPolicy:
         if self.language is not None:
             batch[LANGUAGE_FEATURE] = torch.from_numpy(self.language.vector(obs.instruction))
         with torch.inference_mode():
-            chunk = self.model.predict_action_chunk(self.pre(batch))
-            chunk = self.post(chunk)
+            batch = self.pre(batch)
+            chunk = self.post(self.model.select_action(batch) if self.ensembling
+                              else self.model.predict_action_chunk(batch))
         actions = chunk.reshape(-1, chunk.shape[-1]).cpu().numpy().astype(float)
         self.latencies.append(time.perf_counter() - start)
         return actions[:self.n_action_steps] if self.n_action_steps else actions

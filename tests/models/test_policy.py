@@ -33,10 +33,13 @@ CHECKPOINT = Path(__file__).resolve().parents[2] / "models" / "checkpoints" / "g
 def test_policies_file_reads_typed_configs(tmp_path):
     path = tmp_path / "policies.yaml"
     path.write_text("pi05: {type: openpi, host: gpu-box, port: 8000, replan_steps: 5}\n"
-                    "mine: {type: lerobot, path: /ckpt}\n", encoding="utf-8")
+                    "mine: {type: lerobot, path: /ckpt}\n"
+                    "smooth: {type: lerobot, path: /ckpt, temporal_ensemble: 0.01}\n",
+                    encoding="utf-8")
     assert read_policies(path) == {
         "pi05": OpenpiConfig(host="gpu-box", port=8000, replan_steps=5),
-        "mine": LerobotConfig(path="/ckpt")}
+        "mine": LerobotConfig(path="/ckpt"),
+        "smooth": LerobotConfig(path="/ckpt", temporal_ensemble=0.01)}
     assert "pi05" not in POLICIES  # read, not registered
 
 
@@ -131,6 +134,38 @@ def test_lerobot_adapter_maps_features_and_returns_unnormalised_chunks():
     chunk = policy.infer(obs)
     assert chunk.shape == (policy.n_action_steps, 7) and np.all(np.isfinite(chunk))
     assert np.abs(chunk).max() < 5  # un-normalised back into the action range, roughly
+
+
+@pytest.mark.slow
+def test_temporal_ensembling_returns_the_weighted_mean_of_every_chunk_so_far():
+    from tether.models.lerobot_policy import LerobotPolicy
+
+    size = LerobotPolicy(CHECKPOINT).cameras[0].size
+    state = np.array([-0.2, 0.0, 1.05, 3.14, 0.0, -0.09, 0.039, -0.039], np.float32)
+    first, second = (Observation(images={"image2": np.full((*size, 3), v, np.uint8)},
+                                 state=state, instruction="pick up the black bowl")
+                     for v in (40, 200))
+    plain = LerobotPolicy(CHECKPOINT, n_action_steps=1000)  # whole chunks
+    chunk1, chunk2 = plain.infer(first), plain.infer(second)
+    ensembled = LerobotPolicy(CHECKPOINT, temporal_ensemble=0.5)
+    ensembled.reset()
+    step0, step1 = ensembled.infer(first), ensembled.infer(second)
+    assert step0.shape == (1, 7) and ensembled.n_action_steps == 1
+    assert np.allclose(step0[0], chunk1[0], atol=1e-5)
+    older, newer = 1.0, np.exp(-0.5)  # the older prediction weighs more
+    assert np.allclose(step1[0], (older * chunk1[1] + newer * chunk2[0]) / (older + newer),
+                       atol=1e-5)
+    ensembled.reset()  # a new call starts a new ensemble
+    assert np.allclose(ensembled.infer(second)[0], chunk2[0], atol=1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("coeff", ["0.01", True, float("nan")])
+def test_temporal_ensembling_takes_a_finite_number(coeff):
+    from tether.models.lerobot_policy import LerobotPolicy
+
+    with pytest.raises(TetherError, match="temporal_ensemble is ACT's temporal ensembling"):
+        LerobotPolicy(CHECKPOINT, temporal_ensemble=coeff)
 
 
 @pytest.mark.slow
