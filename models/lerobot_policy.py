@@ -96,12 +96,12 @@ class LerobotPolicy:
         self.ensembling = temporal_ensemble is not None
         if self.ensembling:
             coeff = temporal_ensemble
-            if cfg.type != "act" or not isinstance(coeff, (int, float)) \
-                    or isinstance(coeff, bool) or not np.isfinite(coeff):
+            if cfg.type != "act" or isinstance(coeff, bool) \
+                    or not isinstance(coeff, (int, float)) or not np.isfinite(coeff):
                 raise TetherError(f"{path}: temporal_ensemble is ACT's temporal ensembling and "
                                   f"takes a finite coefficient (e.g. 0.01); got "
-                                  f"{temporal_ensemble!r} for a '{cfg.type}' policy")
-            cfg.temporal_ensemble_coeff, cfg.n_action_steps = float(temporal_ensemble), 1
+                                  f"{coeff!r} for a '{cfg.type}' policy")
+            cfg.temporal_ensemble_coeff, cfg.n_action_steps = float(coeff), 1
             n_action_steps = 1
         self.model = get_policy_class(cfg.type).from_pretrained(str(path), config=cfg)
         self.model.eval()
