@@ -140,12 +140,12 @@ def test_lerobot_adapter_maps_features_and_returns_unnormalised_chunks():
 def test_temporal_ensembling_returns_the_weighted_mean_of_every_chunk_so_far():
     from tether.models.lerobot_policy import LerobotPolicy
 
-    size = LerobotPolicy(CHECKPOINT).cameras[0].size
+    plain = LerobotPolicy(CHECKPOINT, n_action_steps=1000)  # whole chunks
+    size = plain.cameras[0].size
     state = np.array([-0.2, 0.0, 1.05, 3.14, 0.0, -0.09, 0.039, -0.039], np.float32)
     first, second = (Observation(images={"image2": np.full((*size, 3), v, np.uint8)},
                                  state=state, instruction="pick up the black bowl")
                      for v in (40, 200))
-    plain = LerobotPolicy(CHECKPOINT, n_action_steps=1000)  # whole chunks
     chunk1, chunk2 = plain.infer(first), plain.infer(second)
     ensembled = LerobotPolicy(CHECKPOINT, temporal_ensemble=0.5)
     ensembled.reset()
