@@ -246,3 +246,28 @@ def test_stuck_detector_stays_quiet_while_the_gripper_closes():
 def test_stuck_detector_stays_quiet_on_a_slow_but_steady_motion():
     slow = [np.array([0.015, 0.015, 0.0, 0, 0, 0, -1.0])] * 8  # 0.021 per step: above 0.02
     assert feed(slow)[-1] is None
+
+
+@pytest.mark.parametrize("direction,actions", [(-1, 25), (1, 15)])
+def test_vla_with_toward_continues_only_while_closing_in_on_it(tmp_path, policy, direction,
+                                                                actions):
+    """Down onto the bowl it continues to the end of `continue_steps`; up and away from it, it
+    moves just as much but stops at its budget."""
+    robot = scene()
+    policy(Scripted(np.full((1, 7), 0.3) * [0, 0, direction, 0, 0, 0, -3]))
+    node = vla(f"max_steps: 15, continue_steps: 10, stuck: false, toward: {BOWL}")
+    result, frames = run(compile_node(tmp_path, node, robot), robot)
+    assert len(vla_actions(frames)) == actions
+    assert codes(result) == ["BUDGET_EXHAUSTED"]
+    assert robot.eef_pose().pos[2] > robot.extent_of(BOWL)[1][2]  # never reached it
+
+
+def test_vla_with_toward_continues_at_the_entity_while_the_robot_moves(tmp_path, policy):
+    """At the bowl (within 3 cm of its box) any progress counts: here a sideways sweep."""
+    robot = scene()
+    robot.boxes[BOWL].pos = robot.eef_pose().pos.copy()
+    policy(Scripted(np.full((1, 7), 0.1) * [0, 1, 0, 0, 0, 0, -3]))  # 2 mm a step along y
+    node = vla(f"max_steps: 12, continue_steps: 8, stuck: false, toward: {BOWL}")
+    result, frames = run(compile_node(tmp_path, node, robot), robot)
+    assert len(vla_actions(frames)) == 20
+    assert codes(result) == ["BUDGET_EXHAUSTED"]
