@@ -22,8 +22,8 @@ Tick contract (`VLA`):
   2. when `max_steps` actions have been commanded (or `max_chunks` chunks used and the queue is
      empty): continue for up to `continue_steps` more actions while the end effector moved at
      least `PROGRESS_DISTANCE` m (or the fingers `PROGRESS_WIDTH` m) over the last
-     `PROGRESS_WINDOW` steps and, with `toward`, that object is the one nearest the end
-     effector (distances to the objects' bounding boxes); otherwise FAILURE with
+     `PROGRESS_WINDOW` steps and, with `toward`, came `PROGRESS_DISTANCE` m closer to that
+     entity's bounding box over them or is within `AT_ENTITY` m of it; otherwise FAILURE with
      BUDGET_EXHAUSTED;
   3. with an empty queue: observe, apply the filters, call the policy; an exception, a chunk that
      is not (n, 7), or any NaN/inf in it is FAILURE with POLICY_ERROR (nothing is commanded);
@@ -60,6 +60,7 @@ ObservationFilter = Callable[[Observation, Any], Observation]
 PROGRESS_WINDOW = 10  # steps over which progress is measured
 PROGRESS_DISTANCE = 0.01  # m of end-effector travel in the window that counts as progress
 PROGRESS_WIDTH = 0.005  # m of finger travel in the window that counts as progress
+AT_ENTITY = 0.03  # m from `toward`'s bounding box within which any progress counts
 
 
 class VLA(RobotLeaf):
@@ -91,7 +92,7 @@ class VLA(RobotLeaf):
         self.policy.reset()
         self.queue: deque[np.ndarray] = deque()
         self.actions = self.chunks = 0
-        self.trail: deque[tuple[np.ndarray, float]] = deque(maxlen=PROGRESS_WINDOW + 1)
+        self.trail: deque[tuple[np.ndarray, float, float]] = deque(maxlen=PROGRESS_WINDOW + 1)
         if self.detector:
             self.detector.reset()
 
@@ -99,7 +100,7 @@ class VLA(RobotLeaf):
         if self.stop_when(self.robot):
             self.feedback_message = f"{self.stop_when} after {self.actions} steps"
             return Status.SUCCESS
-        self.trail.append((self.robot.eef_pose().pos, self.robot.gripper_width()))
+        self.trail.append(self.where())
         if self.actions >= self.max_steps + self.continue_steps or (
                 self.actions >= self.max_steps and not self.progressing()):
             return self.fail(BUDGET_EXHAUSTED, f"{self.stop_when} not reached after "
@@ -128,17 +129,18 @@ class VLA(RobotLeaf):
         """Whether the robot moved enough over the last `PROGRESS_WINDOW` steps to keep going."""
         if self.continue_steps <= 0 or len(self.trail) <= PROGRESS_WINDOW:
             return False
-        (pos0, width0), (pos1, width1) = self.trail[0], self.trail[-1]
+        (pos0, width0, gap0), (pos1, width1, gap1) = self.trail[0], self.trail[-1]
         moved = (np.linalg.norm(pos1 - pos0) >= PROGRESS_DISTANCE
                  or abs(width1 - width0) >= PROGRESS_WIDTH)
-        return bool(moved) and (self.toward is None or self.nearest() == self.robot.resolve(
-            deref(self.toward)))
+        return bool(moved and (gap1 <= AT_ENTITY or gap0 - gap1 >= PROGRESS_DISTANCE))
 
-    def nearest(self) -> str:
-        """The object whose bounding box is nearest the end effector."""
-        here = self.robot.eef_pose().pos
-        return min(self.robot.objects(),
-                   key=lambda name: box_distance(here, *self.robot.extent_of(name)))
+    def where(self) -> tuple[np.ndarray, float, float]:
+        """The end effector's position, the fingers' width and the end effector's distance to
+        `toward`'s bounding box (0 without `toward`)."""
+        pos = self.robot.eef_pose().pos
+        gap = (box_distance(pos, *self.robot.extent_of(deref(self.toward)))
+               if self.toward is not None and self.continue_steps > 0 else 0.0)
+        return pos, self.robot.gripper_width(), gap
 
     def next_chunk(self) -> Status | None:
         """Fill the queue from the policy; FAILURE (POLICY_ERROR) if its answer is unusable."""

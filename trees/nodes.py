@@ -346,8 +346,8 @@ register(NodeType(
     "vla", LEAF, "Run a learned policy (named in the policies registry) in chunks, one action per "
     "tick, until the stop `predicate` holds. FAILURE with BUDGET_EXHAUSTED after `max_steps` "
     "actions or `max_chunks` chunks (continued up to `continue_steps` more while the robot still "
-    "moves and, with `toward`, that object is the nearest to the hand), STUCK when the stuck "
-    "detector fires, POLICY_ERROR when the policy raises or returns NaN/inf (never executed).",
+    "moves, and closes in on `toward` when given), STUCK when the stuck detector fires, "
+    "POLICY_ERROR when the policy raises or returns NaN/inf (never executed).",
     lambda name, call, policy, instruction, max_steps, max_chunks, n_action_steps,
     continue_steps, toward, stuck: VLA(
         name, policy=policy, instruction=instruction, stop=call, max_steps=max_steps,
@@ -363,8 +363,9 @@ register(NodeType(
             "n_action_steps": Spec(Int(1), None, "actions executed per chunk (default: all)"),
             "continue_steps": Spec(Int(0), 40, "extra actions allowed past the budget while "
                                    "the robot keeps moving"),
-            "toward": Spec(ENTITY, None, "the continuation also needs this object to be the "
-                           "one nearest the end effector"),
+            "toward": Spec(ENTITY, None, "the continuation also needs the end effector to close "
+                           "in on this entity (1 cm nearer its bounding box over 10 steps) or to "
+                           "be at it (within 3 cm)"),
             "stuck": Spec(BOOL, True, "fail with STUCK when the last 8 actions barely move or "
                           "oscillate")},
     predicate=True, label=lambda p: f"vla {p['policy']} until {p['call']}"))

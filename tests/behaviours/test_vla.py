@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.trees.harness import BOWL, CHEESE, Status, compile_node, run, scene
+from tests.trees.harness import BOWL, Status, compile_node, run, scene
 from tether.behaviours.stuck import StuckConfig, StuckDetector
 from tether.blackboard import trace_events
 from tether.models.observation import CameraSpec, Observation
@@ -248,14 +248,26 @@ def test_stuck_detector_stays_quiet_on_a_slow_but_steady_motion():
     assert feed(slow)[-1] is None
 
 
-@pytest.mark.parametrize("toward,actions", [(CHEESE, 25), (BOWL, 15)])
-def test_vla_with_toward_continues_only_while_that_object_is_the_nearest(tmp_path, policy,
-                                                                         toward, actions):
-    """The same sweep toward the cream cheese, past the budget: continued when the cheese is
-    the object asked for, stopped at the budget when the bowl is."""
+@pytest.mark.parametrize("direction,actions", [(-1, 25), (1, 15)])
+def test_vla_with_toward_continues_only_while_closing_in_on_it(tmp_path, policy, direction,
+                                                                actions):
+    """Down onto the bowl it continues to the end of `continue_steps`; up and away from it, it
+    moves just as much but stops at its budget."""
     robot = scene()
-    policy(Scripted(np.full((1, 7), 0.3) * [-1, 1, 0, 0, 0, 0, -3]))
-    node = vla(f"max_steps: 15, continue_steps: 10, stuck: false, toward: {toward}")
+    policy(Scripted(np.full((1, 7), 0.3) * [0, 0, direction, 0, 0, 0, -3]))
+    node = vla(f"max_steps: 15, continue_steps: 10, stuck: false, toward: {BOWL}")
     result, frames = run(compile_node(tmp_path, node, robot), robot)
     assert len(vla_actions(frames)) == actions
+    assert codes(result) == ["BUDGET_EXHAUSTED"]
+    assert robot.eef_pose().pos[2] > robot.extent_of(BOWL)[1][2]  # never reached it
+
+
+def test_vla_with_toward_continues_at_the_entity_while_the_robot_moves(tmp_path, policy):
+    """At the bowl (within 3 cm of its box) any progress counts: here a sideways sweep."""
+    robot = scene()
+    robot.boxes[BOWL].pos = robot.eef_pose().pos.copy()
+    policy(Scripted(np.full((1, 7), 0.1) * [0, 1, 0, 0, 0, 0, -3]))  # 2 mm a step along y
+    node = vla(f"max_steps: 12, continue_steps: 8, stuck: false, toward: {BOWL}")
+    result, frames = run(compile_node(tmp_path, node, robot), robot)
+    assert len(vla_actions(frames)) == 20
     assert codes(result) == ["BUDGET_EXHAUSTED"]
