@@ -91,6 +91,27 @@ def test_the_harness_calls_the_policy_from_where_the_robot_stands_before_staging
     assert "expert from where the robot stands" in visited
 
 
+@pytest.mark.parametrize("follow, staged", [(300, False), (0, True)])
+def test_the_first_call_goes_on_past_unstaged_while_the_hand_closes_in(
+        tmp_path: Path, follow: int, staged: bool):
+    """Cut at 10 steps, on its way down to the bowl, the first call is staged at once; with
+    `follow` it goes on while the hand closes in and grasps from where the robot stood."""
+    from tests.trees.harness import BOWL, PLATE, compile_path, scene, tree_file
+    from tests.trees.harness import run as run_tree
+
+    robot = scene()
+    path = tree_file(tmp_path, f"""
+        root:
+          subtree: vla_pick_place
+          with: {json.dumps({"object": BOWL, "target": PLATE, "policy": "expert",
+                             "unstaged": 10, "follow": follow})}
+        """)
+    result, frames = run_tree(compile_path(path, robot).root, robot, budget=600)
+    visited = set().union(*(f.visited for f in frames))
+    assert result.tree_status == "SUCCESS" and robot.goal_predicate("on", [BOWL, PLATE])
+    assert ("stage above " + BOWL in visited) == staged
+
+
 def test_the_harness_stages_when_the_policy_from_where_the_robot_stands_takes_another_object(
         tmp_path: Path):
     """A policy that lifts another object than the task's (its training task, told another) is
