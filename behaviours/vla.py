@@ -70,10 +70,10 @@ class VLA(RobotLeaf):
                  max_steps: int, max_chunks: int | None, n_action_steps: int | None,
                  continue_steps: int, stuck: StuckConfig | None, toward: str | Ref | None = None):
         super().__init__(name)
-        self.toward = toward
         self.policy_ref, self.instruction, self.stop_when = policy, instruction, stop
         self.max_steps, self.max_chunks = max_steps, max_chunks
         self.n_action_steps, self.continue_steps = n_action_steps, continue_steps
+        self.toward = toward  # the object the continuation must be closing in on
         self.detector = StuckDetector(stuck) if stuck is not None else None
         self.filters: list[ObservationFilter] = []
         self.last_observation: Observation | None = None
