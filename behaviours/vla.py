@@ -136,7 +136,7 @@ class VLA(RobotLeaf):
 
     def where(self) -> tuple[np.ndarray, float, float]:
         """The end effector's position, the fingers' width and the end effector's distance to
-        `toward`'s bounding box (0 without `toward`)."""
+        `toward`'s bounding box (0 when no continuation can read it)."""
         pos = self.robot.eef_pose().pos
         gap = (box_distance(pos, *self.robot.extent_of(deref(self.toward)))
                if self.toward is not None and self.continue_steps > 0 else 0.0)
