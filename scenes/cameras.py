@@ -21,7 +21,10 @@ draws on its writer thread. A robot whose frames are images already gives a `Sti
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -33,6 +36,8 @@ if TYPE_CHECKING:
 
 
 DECOR = 64  # room in a visual scene beyond the model's own elements
+FONT_SCALE = 150  # mujoco.mjtFontScale.mjFONTSCALE_150
+FOG_RGBA, AUX_WIDTH = 20, 56  # byte offsets of two arrays in MuJoCo's `mjrContext` struct
 
 
 def scene_capacity(model: mujoco.MjModel) -> int:
@@ -54,6 +59,33 @@ def offscreen_renderer(model: mujoco.MjModel, size: tuple[int, int]) -> mujoco.R
                           "set MUJOCO_GL=egl (or osmesa)") from None
 
 
+@cache
+def _mujoco_library() -> ctypes.CDLL | None:
+    import mujoco
+
+    found = sorted(Path(mujoco.__file__).parent.glob("libmujoco.so*"))
+    return ctypes.CDLL(str(found[0])) if found else None
+
+
+def render_context(model: mujoco.MjModel) -> mujoco.MjrContext:
+    """`mujoco.MjrContext(model, FONT_SCALE)` for the current GL context, made without holding
+    Python's GIL. The binding holds it while it uploads the model's textures and meshes (~2 s
+    for a LIBERO scene's 143 MB of textures), stopping every other thread, the tick loop
+    included; MuJoCo's `mjr_makeContext` called through ctypes releases it. It fills the struct
+    of an empty binding context, found from the address of its `fogRGBA` array once the offset of
+    `auxWidth` confirms the struct's layout; elsewhere (no library file, another layout) the
+    binding makes it."""
+    import mujoco
+
+    context, library = mujoco.MjrContext(), _mujoco_library()
+    address = context.fogRGBA.__array_interface__["data"][0] - FOG_RGBA
+    if library is None or context.auxWidth.__array_interface__["data"][0] - address != AUX_WIDTH:
+        return mujoco.MjrContext(model, FONT_SCALE)
+    library.mjr_makeContext(ctypes.c_void_p(model._address), ctypes.c_void_p(address),
+                            FONT_SCALE)
+    return context
+
+
 class Rasteriser:
     """An offscreen GL context and MuJoCo render context of one size, for the thread that made
     it: `draw(scene)` rasterises a captured visual scene into an upright RGB frame (what
@@ -71,7 +103,7 @@ class Rasteriser:
         try:
             self.gl = mujoco.GLContext(size[1], size[0])
             self.gl.make_current()
-            self.context = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150.value)
+            self.context = render_context(model)
         except (mujoco.FatalError, RuntimeError, ImportError) as exc:
             raise TetherError(f"cannot render camera frames ({exc}); without a display, "
                               "set MUJOCO_GL=egl (or osmesa)") from None

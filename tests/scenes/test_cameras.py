@@ -4,12 +4,20 @@ Geoms are in group 1: group 0 is collision geometry, which frames leave out."""
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import mujoco
 import numpy as np
 
-from tether.scenes.cameras import Cameras, View, scene_capacity, visual_only
+from tether.scenes.cameras import (
+    FONT_SCALE,
+    Cameras,
+    View,
+    render_context,
+    scene_capacity,
+    visual_only,
+)
 
 SCENE = """
 <mujoco>
@@ -101,3 +109,61 @@ def test_draft_frames_are_drawn_without_multisampling_or_reflections_and_leave_t
     assert not np.array_equal(frame, drafted)
     assert np.array_equal(cameras.render(model, data, "top", (64, 48), draft=True), drafted)
     cameras.close()
+
+
+TEXTURED = """
+<mujoco>
+  <asset>
+    <texture name="big" type="2d" builtin="checker" width="4096" height="4096"/>
+    <material name="checked" texture="big"/>
+  </asset>
+  <worldbody><geom type="plane" size="1 1 0.1" material="checked"/></worldbody>
+</mujoco>
+"""
+
+
+def test_a_render_context_is_made_while_other_threads_run():
+    """The binding's `MjrContext` holds the GIL through its texture upload; `render_context` lets
+    another thread go on meanwhile, and its context draws what the binding's draws."""
+    model = mujoco.MjModel.from_xml_string(TEXTURED)
+    gl = mujoco.GLContext(32, 32)
+    gl.make_current()
+    counted, done = [0], threading.Event()
+
+    def count() -> None:
+        while not done.is_set():
+            counted[0] += 1
+
+    def counted_while(make) -> tuple[int, mujoco.MjrContext]:
+        before = counted[0]
+        context = make()
+        return counted[0] - before, context
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)  # the counter's turns at the calls' edges count for little
+    thread = threading.Thread(target=count)
+    thread.start()
+    try:
+        held, by_binding = counted_while(lambda: mujoco.MjrContext(model, FONT_SCALE))
+        released, ours = counted_while(lambda: render_context(model))
+    finally:
+        done.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    assert released > 10 * max(held, 1)
+    assert (ours.ntexture, ours.fontScale) == (1, FONT_SCALE)
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    scene, camera = mujoco.MjvScene(model, maxgeom=100), mujoco.MjvCamera()
+    mujoco.mjv_updateScene(model, data, mujoco.MjvOption(), None, camera,
+                           mujoco.mjtCatBit.mjCAT_ALL.value, scene)
+    frames = []
+    for context in (by_binding, ours):
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, context)
+        mujoco.mjr_render(mujoco.MjrRect(0, 0, 32, 32), scene, context)
+        frame = np.empty((32, 32, 3), np.uint8)
+        mujoco.mjr_readPixels(frame, None, mujoco.MjrRect(0, 0, 32, 32), context)
+        frames.append(frame)
+        context.free()
+    gl.free()
+    assert np.array_equal(*frames) and frames[0].std() > 0
