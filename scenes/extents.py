@@ -42,7 +42,7 @@ def _local_points(model: mujoco.MjModel, geom: int) -> np.ndarray:
 
 
 class BodyExtents:
-    """World AABBs of body subtrees, computed from exact geometry each time they are asked for."""
+    """World AABBs of body subtrees, computed from exact geometry at the geoms' current poses."""
 
     def __init__(self, model: mujoco.MjModel, roots: dict[str, int]):
         children: dict[int, list[int]] = {}
@@ -51,6 +51,7 @@ class BodyExtents:
         self.geoms: dict[str, np.ndarray] = {}
         self.points: dict[str, list[np.ndarray]] = {}
         self.colliding: dict[str, np.ndarray] = {}  # per geom: in collision group 0
+        self._last: dict[str, tuple[bytes, list[np.ndarray]]] = {}  # geom poses -> world points
         for name, root in roots.items():
             bodies, stack = [], [root]
             while stack:
@@ -79,5 +80,13 @@ class BodyExtents:
                 for pts, colliding in zip(local, self.colliding[name], strict=True) if colliding]
 
     def _world(self, name: str, data: mujoco.MjData) -> list[np.ndarray]:
-        return [data.geom_xpos[g] + pts @ data.geom_xmat[g].reshape(3, 3).T
-                for g, pts in zip(self.geoms[name], self.points[name], strict=True)]
+        """`name`'s points in the world; computed again only when one of its geoms has moved
+        (fixtures never do, and a tick asks for the same body several times)."""
+        geoms = self.geoms[name]
+        poses = data.geom_xpos[geoms].tobytes() + data.geom_xmat[geoms].tobytes()
+        kept = self._last.get(name)
+        if kept is None or kept[0] != poses:
+            kept = poses, [data.geom_xpos[g] + pts @ data.geom_xmat[g].reshape(3, 3).T
+                           for g, pts in zip(geoms, self.points[name], strict=True)]
+            self._last[name] = kept
+        return kept[1]
