@@ -51,7 +51,7 @@ class BodyExtents:
         self.geoms: dict[str, np.ndarray] = {}
         self.points: dict[str, list[np.ndarray]] = {}
         self.colliding: dict[str, np.ndarray] = {}  # per geom: in collision group 0
-        self._last: dict[str, tuple[bytes, list[np.ndarray]]] = {}  # geom poses -> world points
+        self._last: dict[str, _Posed] = {}  # the last poses each body was asked at
         for name, root in roots.items():
             bodies, stack = [], [root]
             while stack:
@@ -68,8 +68,8 @@ class BodyExtents:
 
     def of(self, name: str, data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray]:
         """(low, high) corners of `name`'s world-frame bounding box."""
-        allpts = np.concatenate(self._world(name, data))
-        return allpts.min(axis=0), allpts.max(axis=0)
+        low, high = self._posed(name, data).box
+        return low.copy(), high.copy()
 
     def parts(self, name: str, data: mujoco.MjData, origin: np.ndarray, axes: np.ndarray
               ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -80,13 +80,25 @@ class BodyExtents:
                 for pts, colliding in zip(local, self.colliding[name], strict=True) if colliding]
 
     def _world(self, name: str, data: mujoco.MjData) -> list[np.ndarray]:
-        """`name`'s points in the world; computed again only when one of its geoms has moved
+        return self._posed(name, data).points
+
+    def _posed(self, name: str, data: mujoco.MjData) -> _Posed:
+        """`name` at its geoms' poses in `data`; computed again only when one of them has moved
         (fixtures never do, and a tick asks for the same body several times)."""
         geoms = self.geoms[name]
         poses = data.geom_xpos[geoms].tobytes() + data.geom_xmat[geoms].tobytes()
-        kept = self._last.get(name)
-        if kept is None or kept[0] != poses:
-            kept = poses, [data.geom_xpos[g] + pts @ data.geom_xmat[g].reshape(3, 3).T
-                           for g, pts in zip(geoms, self.points[name], strict=True)]
-            self._last[name] = kept
-        return kept[1]
+        posed = self._last.get(name)
+        if posed is None or posed.poses != poses:
+            posed = _Posed(poses, [data.geom_xpos[g] + pts @ data.geom_xmat[g].reshape(3, 3).T
+                                   for g, pts in zip(geoms, self.points[name], strict=True)])
+            self._last[name] = posed
+        return posed
+
+
+class _Posed:
+    """A body's points in the world at one set of geom poses, and their bounding box."""
+
+    def __init__(self, poses: bytes, points: list[np.ndarray]):
+        self.poses, self.points = poses, points
+        every = np.concatenate(points)
+        self.box = every.min(axis=0), every.max(axis=0)

@@ -59,6 +59,7 @@ from tether.scenes.robot import OPEN, Hinge, Pose, Robot
 NOOP = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
 SURFACE_REACH = 0.05  # m above a region's box where the ray finding what bears it starts
 CEILING = 2.0  # world z (m) above every scene's geometry, where rays looking down start
+UNSEEN_GROUP = 5  # geom group rays do not see (they look at group 0, collision geometry)
 # LIBERO spells these without the underscore; tether's predicate registry with it.
 _LIBERO_PREDICATE = {"turn_on": "turnon", "turn_off": "turnoff"}
 _TETHER_PREDICATE = {v: k for k, v in _LIBERO_PREDICATE.items()}
@@ -289,9 +290,9 @@ class LiberoScene(Robot):
         """Cast a ray down onto each point through collision geometry (geom group 0), skipping
         the robot's geoms and `ignore`'s; any other hit before the point means no room."""
         skip = set(self._extents.geoms.get(self._canonical(ignore), ())) | self._robot_geoms
-        with self._opaque():
+        with self._opaque(), self._unseen(skip):
             return all(self._cast(np.asarray(point, float) + [0, 0, self.CLEARANCE], -1.0,
-                                  skip) > self.CLEARANCE for point in points)
+                                  set()) > self.CLEARANCE for point in points)
 
     @privileged
     def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *,
@@ -327,6 +328,20 @@ class LiberoScene(Robot):
             yield
         finally:
             model.geom_rgba[hidden, 3] = 0.0
+
+    @contextmanager
+    def _unseen(self, geoms: set[int]) -> Iterator[None]:
+        """`geoms` moved out of geom group 0 while `_cast`s run, so that one ray passes them by
+        where `_cast` would stop at each and cast again (the same hits; distances may differ in
+        their last bits, so only for yes-or-no questions)."""
+        model = self._env.env.sim.model._model
+        index = np.fromiter(geoms, dtype=int, count=len(geoms))
+        kept = model.geom_group[index].copy()
+        model.geom_group[index] = UNSEEN_GROUP
+        try:
+            yield
+        finally:
+            model.geom_group[index] = kept
 
     def _cast(self, start: np.ndarray, way: float, skip: set[int]) -> float:
         """The distance from `start` straight up (`way` 1) or down (-1) to the first collision

@@ -27,7 +27,7 @@ def test_a_box_follows_its_body_and_is_computed_again_only_when_it_moved():
     extents = BodyExtents(model, {"box": 2, "shelf": 1})
     low, high = extents.of("box", data)
     assert np.allclose(low, [-0.05, -0.02, 0.07]) and np.allclose(high, [0.05, 0.02, 0.13])
-    assert extents._world("box", data) is extents._world("box", data)  # nothing moved
+    assert extents._posed("box", data) is extents._posed("box", data)  # nothing moved
     data.qpos[:3] = [0.3, 0.1, 0.1]
     data.qpos[3:7] = [np.cos(np.pi / 4), 0, 0, np.sin(np.pi / 4)]  # a quarter turn about z
     mujoco.mj_forward(model, data)

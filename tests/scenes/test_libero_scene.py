@@ -297,6 +297,34 @@ def test_joints_are_read_from_the_model():
         scene.close()
 
 
+def test_clear_from_above_passes_the_hand_and_the_ignored_object_by_as_a_cast_that_skips_them(
+        scene):
+    """One ray per point with the hand and the ignored object out of sight answers as casting
+    past each of their hits again; the model's geom groups are left as they were."""
+    model = scene._env.env.sim.model._model
+    groups = model.geom_group.copy()
+    hand = scene.eef_pose().pos
+    low, high = scene.extent_of(BOWL)
+    points = [np.array([x, y, z]) for x in np.linspace(low[0] - 0.03, high[0] + 0.03, 5)
+              for y in np.linspace(low[1] - 0.03, high[1] + 0.03, 5)
+              for z in (low[2] + 0.01, high[2] - 0.005, high[2] + 0.02)]
+    points += [hand + [dx, dy, -dz] for dx in (-0.02, 0.0, 0.02) for dy in (-0.04, 0.0, 0.04)
+               for dz in (0.03, 0.08, 0.15)]  # the hand's fingers lie on these rays
+    answers = {}
+    for ignore in (BOWL, PLATE):
+        skip = set(scene._extents.geoms[ignore]) | scene._robot_geoms
+        for point in points:
+            with scene._opaque():
+                skipping = scene._cast(point + [0, 0, scene.CLEARANCE], -1.0, skip)
+            answer = scene.clear_from_above([point], ignore=ignore)
+            assert answer == (skipping > scene.CLEARANCE)
+            answers[ignore, answer] = answers.get((ignore, answer), 0) + 1
+    assert np.array_equal(model.geom_group, groups)
+    assert answers[BOWL, True] > answers.get((PLATE, True), 0) > 0 and answers[PLATE, False] > 0
+    with scene._opaque():  # rays from above the hand meet it when it is not skipped
+        assert scene._cast(hand + [0, 0, scene.CLEARANCE], -1.0, set()) < scene.CLEARANCE
+
+
 def test_a_transparent_collision_box_is_in_the_way_of_what_comes_down():
     # libero_goal/5's cream cheese collides as a box that is fully transparent, which `mj_ray`
     # passes over: the cast sees it all the same, for grasp clearance and carry ways alike
