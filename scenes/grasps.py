@@ -142,13 +142,15 @@ def finger_probes(point: np.ndarray, yaw: float = 0.0, outer: bool = False) -> l
     underside."""
     along, across = _axes(yaw)
     reaches = (FINGER_REACH, FINGER_REACH + FINGER_OUTER) if outer else (FINGER_REACH,)
-    tips = [point + side * reach * along + edge * FINGER_HALF_WIDTH * across
-            for reach in reaches for side in (-1, 1) for edge in (-1, 0, 1)]
+    tips = np.array([(side * reach, edge * FINGER_HALF_WIDTH)
+                     for reach in reaches for side in (-1, 1) for edge in (-1, 0, 1)])
+    tips = point + tips[:, :1] * along + tips[:, 1:] * across
     n = int(np.ceil(2 * HAND_HALF_LENGTH / HAND_PROBE_SPACING)) + 1
-    hand = [point + [0, 0, height] + a * along + edge * half_width * across
-            for height, half_width in HAND_TIERS for edge in (-1, 0, 1)
-            for a in np.linspace(-HAND_HALF_LENGTH, HAND_HALF_LENGTH, n)]
-    return tips + hand
+    hand = np.array([(height, a, edge * half_width)
+                     for height, half_width in HAND_TIERS for edge in (-1, 0, 1)
+                     for a in np.linspace(-HAND_HALF_LENGTH, HAND_HALF_LENGTH, n)])
+    hand = (point + hand[:, :1] * [0, 0, 1]) + hand[:, 1:2] * along + hand[:, 2:] * across
+    return list(tips) + list(hand)
 
 
 def span(low: np.ndarray, high: np.ndarray, yaw: float) -> float:

@@ -290,9 +290,9 @@ class LiberoScene(Robot):
         """Cast a ray down onto each point through collision geometry (geom group 0), skipping
         the robot's geoms and `ignore`'s; any other hit before the point means no room."""
         skip = set(self._extents.geoms.get(self._canonical(ignore), ())) | self._robot_geoms
+        starts = np.asarray(points, dtype=float).reshape(-1, 3) + [0, 0, self.CLEARANCE]
         with self._opaque(), self._unseen(skip):
-            return all(self._cast(np.asarray(point, float) + [0, 0, self.CLEARANCE], -1.0,
-                                  set()) > self.CLEARANCE for point in points)
+            return all(self._cast(start, -1.0, set()) > self.CLEARANCE for start in starts)
 
     @privileged
     def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *,
