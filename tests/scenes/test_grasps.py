@@ -233,28 +233,6 @@ def test_move_to_a_turned_grasp_turns_the_wrist_on_the_approach_and_keeps_it_com
     assert robot.eef_pose().pos == pytest.approx(point, abs=0.005)
 
 
-def test_the_grasp_tree_comes_down_onto_a_turned_grasp_from_over_it(tmp_path):
-    """The cream cheese beside a milk carton (no room with the wrist unturned), the hand low and
-    off to the side, as when it has just left a basket: it rises over the turned grasp point
-    before it comes down, not slanting down across what stands between."""
-    milk = ([-0.0325, 0.075, 0.07], [0.0275, 0.025, 0.07])
-
-    robot = BoxesFromAbove({"cream_cheese_1": CHEESE, "milk_1": milk})
-    robot.eef = np.array([0.0, 0.25, 0.12])
-    point, _ = turned_grasp(robot, "cream_cheese_1")
-    root = compile_node(tmp_path, "subtree: grasp\nwith: {object: cream_cheese_1}", robot)
-    result, frames = run(root, robot)
-    assert result.tree_status == "SUCCESS"
-    down = [f.eef for f in frames if f.commander == "descend to turned grasp point"]
-    assert down and np.linalg.norm(down[-1] - point) < 0.01
-    before = [f.eef for f in frames[:frames.index(next(
-        f for f in frames if f.commander == "approach cream_cheese_1 turned"))]]
-    over = before[-1]
-    assert np.linalg.norm(over[:2] - point[:2]) < 0.01 and over[2] > point[2] + 0.15
-    far = [e for e in before if np.linalg.norm(e[:2] - point[:2]) > 0.05]
-    assert min(e[2] for e in far) >= 0.12 - 0.01  # it never went lower while away from over it
-
-
 @pytest.mark.parametrize("turn", [-130.0, -108.0, -20.0, 0.0, 30.0, 80.0])
 def test_square_yaw_closes_the_fingers_across_an_upright_books_thin_side(turn):
     """A book 3 cm thick (its own x) and 11 cm wide (its own y), turned by `turn`: the fingers
