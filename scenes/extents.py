@@ -75,12 +75,9 @@ class BodyExtents:
               ) -> list[tuple[np.ndarray, np.ndarray]]:
         """(low, high) corners of each of `name`'s collision geoms' bounding boxes in the frame
         at `origin` whose axes are the columns of `axes` (3x3, world)."""
-        local = [(pts - origin) @ axes for pts in self._world(name, data)]
+        local = [(pts - origin) @ axes for pts in self._posed(name, data).points]
         return [(pts.min(axis=0), pts.max(axis=0))
                 for pts, colliding in zip(local, self.colliding[name], strict=True) if colliding]
-
-    def _world(self, name: str, data: mujoco.MjData) -> list[np.ndarray]:
-        return self._posed(name, data).points
 
     def _posed(self, name: str, data: mujoco.MjData) -> _Posed:
         """`name` at its geoms' poses in `data`; computed again only when one of them has moved
