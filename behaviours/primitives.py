@@ -68,9 +68,10 @@ class Target:
     a region's `top`, the point moves aside when something stands there, and may ask for the
     wrist turned a quarter (`Robot.set_down`). With `rise`, the point is raised by up to that
     much, but not above where the end effector started: a carry comes over its target high
-    enough to clear what it crosses, and never climbs to do so. With `avoid` (and `carrying`),
-    the way to the point, fixed when the node starts, goes around what stands between the
-    carried object and the point, or over it (`Robot.carry_way`): `place` carries so.
+    enough to clear what it crosses, and never climbs to do so. With `avoid`, the way to the
+    point, fixed when the node starts, goes around what stands between the carried object (or,
+    without `carrying`, the open fingertips) and the point, or over it (`Robot.carry_way`):
+    `place` carries so, and `grasp` approaches with the wrist turned so.
     """
 
     world: tuple[float, float, float] | None = None

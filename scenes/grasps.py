@@ -66,6 +66,7 @@ MAX_SPAN = 0.065  # widest object chord the open fingers (7.7 cm apart) close on
 TURNED_YAWS = (np.pi / 2, -np.pi / 6, np.pi / 6, -np.pi / 3, np.pi / 3)  # in the order tried
 RIM_STEP = 15  # between the rim points a hollow object's turned grasp tries (degrees)
 FINGER_OUTER = 0.008  # an open fingertip's centre to its outer face, along the closing axis (m)
+FINGERTIP_BELOW = 0.01  # the fingertips' lowest point under the end effector (m)
 HANDLE_INSET = 0.012  # from a handle's outer end to where the fingers close on it (m)
 HANDLE_DEPTH = 0.012  # fingertips below the handle's top (m)
 HANDLE_SHARE = 0.75  # a handle grasp slides over this outer share of the handle's length
@@ -209,6 +210,15 @@ def rim_grasps(low: np.ndarray, high: np.ndarray) -> list[tuple[np.ndarray, floa
         point[2] = high[2] - RIM_DEPTH
         grasps.append((round(abs(yaw), 6), abs(degrees - 180), point, yaw))
     return [(point, yaw) for turn, _, point, yaw in sorted(grasps, key=lambda g: g[:2]) if turn]
+
+
+def open_hand_box(eef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The box the open fingertips fill, whatever the wrist's yaw, with the end effector at
+    `eef`: `FINGER_REACH` + `FINGER_OUTER` every way across, from `FINGERTIP_BELOW` under it to
+    the hand's top tier above."""
+    half = np.array([FINGER_REACH + FINGER_OUTER] * 2)
+    return (np.array([*(eef[:2] - half), eef[2] - FINGERTIP_BELOW]),
+            np.array([*(eef[:2] + half), eef[2] + HAND_TIERS[-1][0]]))
 
 
 def turned_grasp(robot: Robot, name: str, stalls: Sequence[Stall] = ()

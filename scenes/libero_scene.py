@@ -48,7 +48,7 @@ from tether.scenes.cameras import Cameras, View
 from tether.scenes.carry_way import carry_way
 from tether.scenes.catalogue import Task, get_task
 from tether.scenes.extents import BodyExtents
-from tether.scenes.grasps import axis_of
+from tether.scenes.grasps import axis_of, open_hand_box
 from tether.scenes.handles import Handle, find_handle
 from tether.scenes.hollows import HOLLOW_RATIO, depth_ratio
 from tether.scenes.isolation import privileged
@@ -295,18 +295,19 @@ class LiberoScene(Robot):
             return all(self._cast(start, -1.0, set()) > self.CLEARANCE for start in starts)
 
     @privileged
-    def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *,
+    def carry_way(self, carried: str | None, start: np.ndarray, goal: np.ndarray, *,
                   past: str | None) -> list[np.ndarray]:
         """`carry_way` over the collision geometry (geom group 0) of everything but the robot,
         `carried` and `past` (a region's: the body it belongs to), looked under by rays cast
-        down from `CEILING` and over by rays cast up from the carried object's top."""
-        carried = self._canonical(carried)
+        down from `CEILING` and over by rays cast up from the carried box's top (the carried
+        object's, or with None the open fingertips' at `start`)."""
+        carried = None if carried is None else self._canonical(carried)
         past = None if past is None else self._canonical(past)
         skip = self._robot_geoms | set(self._extents.geoms.get(carried, ()))
         for name, geoms in self._extents.geoms.items():
             if past is not None and (past == name or past.startswith(name + "_")):
                 skip |= set(geoms)
-        low, high = self.extent_of(carried)
+        low, high = open_hand_box(start) if carried is None else self.extent_of(carried)
 
         def first(points: np.ndarray, z: float, way: float) -> list[float]:
             return [z + way * self._cast(np.array([x, y, z]), way, skip) for x, y in points]

@@ -171,12 +171,13 @@ class Robot(abc.ABC):
         touching nothing but entity `ignore` and the robot. Scenes without geometry say yes."""
         return True
 
-    def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *,
+    def carry_way(self, carried: str | None, start: np.ndarray, goal: np.ndarray, *,
                   past: str | None) -> list[np.ndarray]:
         """The end effector's way points (`start` and `goal` excluded) along which `carried`
-        goes around or over everything between but the robot, itself and `past` (the target it
-        is set down on, or the fixture a target region is part of; None: nothing is passed
-        over): `tether.scenes.carry_way`. Scenes without
+        (None: the open fingertips, `tether.scenes.grasps.open_hand_box`) goes around or over
+        everything between but the robot, itself and `past` (the target it is set down on or
+        taken from, or the fixture a target region is part of; None: nothing is passed over):
+        `tether.scenes.carry_way`. Scenes without
         geometry say none: the straight line."""
         return []
 

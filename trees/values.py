@@ -243,8 +243,6 @@ class TargetType(Type):
                 raise Invalid(f"unknown target key '{key}'" + did_you_mean(key, self.FIELDS))
         if "object" not in value:
             raise Invalid("an object-relative target needs 'object'")
-        if "avoid" in value and "carrying" not in value:
-            raise Invalid("'avoid' is for a carry: the target needs 'carrying'")
         return Target(
             object=ENTITY.convert(value["object"], ctx),
             offset=VEC3.convert(value.get("offset", [0, 0, 0]), ctx),

@@ -226,10 +226,10 @@ class WalledScene(KinematicScene):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.pasts = []
+        self.pasts, self.carried = [], []
 
     def carry_way(self, carried, start, goal, *, past):
-        assert carried == BOWL
+        self.carried.append(carried)
         self.pasts.append(past)
         return [np.array([*start[:2], start[2] + 0.12]), np.array([*goal[:2], start[2] + 0.12])]
 
@@ -258,6 +258,23 @@ def test_a_carry_follows_its_way_up_across_and_down(tmp_path):
     assert way[:, 2].max() == pytest.approx(0.14, abs=0.01)
     assert frames[-1].eef == pytest.approx([0.25, 0.0, 0.08], abs=0.01)  # then down to it
     assert robot.pasts == [PLATE]  # set down on the plate: the plate is not in its way
+    assert robot.carried == [BOWL]
+
+
+def test_an_open_hand_with_avoid_follows_the_way_of_its_fingertips(tmp_path):
+    """Without `carrying`, an `avoid` target asks the scene for the open fingertips' way
+    (`Robot.carry_way` with None) and follows it up, across and down."""
+    robot = WalledScene(BOXES, goal=[("on", BOWL, PLATE)], eef=(0.10, 0.0, 0.02))
+    root = compile_node(tmp_path, """
+        name: over
+        move_to: {target: {object: plate_1, at: top, offset: [0, 0, 0.05], avoid: true}}
+        """, robot)
+    _, frames = run(root, robot)
+    way = np.array([f.eef for f in frames if f.commander == "over"])
+    assert frames[-1].status["over"] == SUCCESS and robot.carried == [None]
+    assert way[:, 2].max() == pytest.approx(0.14, abs=0.01)
+    top = np.array([*robot.pose_of(PLATE).pos[:2], robot.extent_of(PLATE)[1][2] + 0.05])
+    assert frames[-1].eef == pytest.approx(top, abs=0.01)
 
 
 def test_a_carry_to_beside_its_target_keeps_the_target_in_its_way(tmp_path):

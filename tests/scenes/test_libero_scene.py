@@ -362,6 +362,25 @@ def test_a_carry_past_a_cabinet_goes_around_its_corner_and_one_in_the_open_strai
         scene.close()
 
 
+def test_the_open_hand_comes_over_a_basket_rim_and_straight_through_the_open():
+    # LIBERO-PRO's libero_10_swap/1: from over the basket (a cream cheese just let go in it) to
+    # over the butter beside it, the open fingertips would cross the rim coming down; from the
+    # start pose nothing stands between
+    scene = LiberoScene("libero_10_swap/1", init_state=0, seed=0)
+    try:
+        low, high = scene.extent_of("basket_1")
+        butter_low, butter_high = scene.extent_of("butter_1")
+        goal = np.array([*(butter_low[:2] + butter_high[:2]) / 2, butter_high[2] + 0.07])
+        for above in (0.0, 0.08):
+            start = np.array([*(low[:2] + high[:2]) / 2, high[2] + above])
+            way = scene.carry_way(None, start, goal, past="butter_1")
+            assert way and np.allclose(way[-1][:2], goal[:2])  # across, then straight down
+            assert all(p[2] >= start[2] and p[2] - 0.01 >= high[2] for p in way)
+        assert scene.carry_way(None, scene.eef_pose().pos, goal, past="butter_1") == []
+    finally:
+        scene.close()
+
+
 def test_set_down_on_an_object_keeps_the_hand_off_a_tall_neighbour():
     """"the cream cheese on the bowl": in libero_goal the bowl's middle is free for the hand;
     swapped beside the wine rack (init state 2) the wrist turns a quarter over the middle, so
