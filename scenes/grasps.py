@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 RIM_INSET = 0.012  # from the bowl's outer edge to the middle of its wall (m)
 RIM_DEPTH = 0.023  # fingertips below the rim: 3 cm above a LIBERO bowl's base (m)
+RIM_FLOOR = 0.012  # ... and at least this far above its bottom: over a plate's dish floor (m)
 BODY_DEPTH = 0.03  # fingertips below the top of a solid object (m)
 FINGER_REACH = 0.045  # open fingertip centre from the grasp point, along the closing axis (m)
 FINGER_HALF_WIDTH = 0.01  # half the width of a fingertip, across the closing axis (m)
@@ -119,10 +120,16 @@ def grasp_point(low: np.ndarray, high: np.ndarray, axis: str = "y", *, hollow: b
     centre = (low + high) / 2.0
     if hollow:
         if axis == "y":
-            return np.array([centre[0], high[1] - RIM_INSET, high[2] - RIM_DEPTH])
-        return np.array([low[0] + RIM_INSET, centre[1], high[2] - RIM_DEPTH])
+            return np.array([centre[0], high[1] - RIM_INSET, rim_height(low, high)])
+        return np.array([low[0] + RIM_INSET, centre[1], rim_height(low, high)])
     depth = min(BODY_DEPTH, (high[2] - low[2]) / 2.0)
     return np.array([centre[0], centre[1], high[2] - depth])
+
+
+def rim_height(low: np.ndarray, high: np.ndarray) -> float:
+    """The height of the fingertips on a hollow object's rim: `RIM_DEPTH` below its top, and
+    no lower than `RIM_FLOOR` above its bottom."""
+    return float(max(high[2] - RIM_DEPTH, low[2] + RIM_FLOOR))
 
 
 def axis_of(yaw: float) -> str:
@@ -207,7 +214,7 @@ def rim_grasps(low: np.ndarray, high: np.ndarray) -> list[tuple[np.ndarray, floa
         out = np.array([np.cos(np.radians(degrees)), np.sin(np.radians(degrees)), 0.0])
         yaw = fold(np.arctan2(-out[0], out[1]))  # the fingers close along (-sin yaw, cos yaw)
         point = centre + radius * out
-        point[2] = high[2] - RIM_DEPTH
+        point[2] = rim_height(low, high)
         grasps.append((round(abs(yaw), 6), abs(degrees - 180), point, yaw))
     return [(point, yaw) for turn, _, point, yaw in sorted(grasps, key=lambda g: g[:2]) if turn]
 

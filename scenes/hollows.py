@@ -14,7 +14,9 @@ Measured at init state 0 over every movable object of LIBERO's four suites, LIBE
 categories and tether's suite (`benchmarks/hollow_objects.py`; the table: docs/results/hollow.md):
 solid ones 0.00-0.13 (bottles, cans, boxes, books, a moka pot), a plate 0.59 (a 1.1 cm dish
 1.9 cm high), hollow ones 0.79-0.95 (bowls, ramekin, baskets, mugs, a frying pan).
-`HOLLOW_RATIO` sits in the gap above the plate.
+`HOLLOW_RATIO` sits in the gap between the solid ones and the plate: a plate, too flat to span
+with the open fingers, is taken at its rim like a bowl (fingertips `RIM_FLOOR` above its bottom:
+`tether.scenes.grasps.rim_height`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-HOLLOW_RATIO = 0.7  # median depth ratio from which an object is hollow
+HOLLOW_RATIO = 0.4  # median depth ratio from which an object is hollow
 PROBE_OFFSET = 0.25  # the off-centre rays, as a fraction of the box's half-size
 _ABOVE = 0.01  # rays start this far above the box's top (m)
 _DOWN = np.array([0.0, 0.0, -1.0])

@@ -17,6 +17,7 @@ from tether.scenes.grasps import (
     MAX_SPAN,
     MOVED,
     RIM_DEPTH,
+    RIM_FLOOR,
     RIM_INSET,
     SAME_PLACE,
     SAME_YAW,
@@ -139,6 +140,19 @@ def test_with_no_room_anywhere_the_last_resort_closes_across_the_cheese_not_alon
     stalled = [Stall.of(low, high, point, yaw)] * STALLS
     with pytest.raises(NoGraspLeft):
         turned_grasp(robot, "cream_cheese_1", stalled)
+
+
+def test_a_plate_is_pinched_at_its_rim_above_its_dish_floor_and_a_bowl_deeper_down():
+    """The fingertips go `RIM_DEPTH` under a rim, but no lower than `RIM_FLOOR` over the
+    object's bottom: a plate 1.9 cm high (its dish floor 0.8 cm up) is pinched 0.7 cm under its
+    rim, not on the table; a bowl 5.3 cm high at `RIM_DEPTH`, around its rim alike."""
+    plate = (np.array([-0.069, -0.069, 0.90]), np.array([0.069, 0.069, 0.919]))
+    bowl = (np.array([-0.055, -0.055, 0.90]), np.array([0.055, 0.055, 0.953]))
+    assert grasp_point(*plate, hollow=True)[2] == pytest.approx(0.90 + RIM_FLOOR)
+    assert {round(p[2], 6) for p, _ in rim_grasps(*plate)} == {0.90 + RIM_FLOOR}
+    assert grasp_point(*plate, hollow=True)[1] == pytest.approx(0.069 - RIM_INSET)
+    assert grasp_point(*bowl, hollow=True)[2] == pytest.approx(0.953 - RIM_DEPTH)
+    assert {round(p[2], 6) for p, _ in rim_grasps(*bowl)} == {round(0.953 - RIM_DEPTH, 6)}
 
 
 BOWL = ([0.0, 0.0, 0.025], [0.055, 0.055, 0.025])  # 11 cm across, rim at 5 cm

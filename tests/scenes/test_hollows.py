@@ -67,9 +67,9 @@ def test_a_solid_box_is_met_at_its_top(world, body, x):
 
 
 @pytest.mark.slow
-def test_in_a_libero_scene_bowls_and_mugs_are_hollow_boxes_and_bottles_are_not():
+def test_in_a_libero_scene_bowls_mugs_and_plates_are_hollow_boxes_and_bottles_are_not():
     """LIBERO-PRO's libero_goal_with_mug/0 holds a bowl, a mug, a cream cheese box, a wine
-    bottle and a plate (a dish 1.1 cm deep, 1.9 cm high: too shallow to be hollow)."""
+    bottle and a plate (a dish 1.1 cm deep, 1.9 cm high: taken at its rim too)."""
     from tether.scenes.perturbations import open_scene
 
     scene = open_scene("libero_goal_with_mug/0")
@@ -79,4 +79,4 @@ def test_in_a_libero_scene_bowls_and_mugs_are_hollow_boxes_and_bottles_are_not()
     finally:
         scene.close()
     assert hollow == {"akita_black_bowl_1": True, "libero_mug_yellow_1": True,
-                      "cream_cheese_1": False, "wine_bottle_1": False, "plate_1": False}, ratios
+                      "cream_cheese_1": False, "wine_bottle_1": False, "plate_1": True}, ratios
