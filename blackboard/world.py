@@ -440,8 +440,8 @@ class Perceived(Robot):
             return all(self.scene.clear_from_above([p + shift for p in points], ignore=ignore)
                        for shift in SHIFTS)
 
-    def carry_way(self, carried: str, start: np.ndarray, goal: np.ndarray, *, past: str | None
-                  ) -> list[np.ndarray]:
+    def carry_way(self, carried: str | None, start: np.ndarray, goal: np.ndarray, *,
+                  past: str | None) -> list[np.ndarray]:
         with self._layout("collision geometry"):
             return self.scene.carry_way(carried, start, goal, past=past)
 
