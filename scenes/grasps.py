@@ -119,9 +119,10 @@ def grasp_point(low: np.ndarray, high: np.ndarray, axis: str = "y", *, hollow: b
     at the rim) with fingers closing along world `axis` ("y" or "x")."""
     centre = (low + high) / 2.0
     if hollow:
+        rim = rim_height(low, high)
         if axis == "y":
-            return np.array([centre[0], high[1] - RIM_INSET, rim_height(low, high)])
-        return np.array([low[0] + RIM_INSET, centre[1], rim_height(low, high)])
+            return np.array([centre[0], high[1] - RIM_INSET, rim])
+        return np.array([low[0] + RIM_INSET, centre[1], rim])
     depth = min(BODY_DEPTH, (high[2] - low[2]) / 2.0)
     return np.array([centre[0], centre[1], high[2] - depth])
 
@@ -209,12 +210,13 @@ def rim_grasps(low: np.ndarray, high: np.ndarray) -> list[tuple[np.ndarray, floa
     side nearer the robot, -x), and none with the wrist unturned."""
     centre = (low + high) / 2.0
     radius = min(high[0] - low[0], high[1] - low[1]) / 2.0 - RIM_INSET
+    rim = rim_height(low, high)
     grasps = []
     for degrees in range(0, 360, RIM_STEP):
         out = np.array([np.cos(np.radians(degrees)), np.sin(np.radians(degrees)), 0.0])
         yaw = fold(np.arctan2(-out[0], out[1]))  # the fingers close along (-sin yaw, cos yaw)
         point = centre + radius * out
-        point[2] = rim_height(low, high)
+        point[2] = rim
         grasps.append((round(abs(yaw), 6), abs(degrees - 180), point, yaw))
     return [(point, yaw) for turn, _, point, yaw in sorted(grasps, key=lambda g: g[:2]) if turn]
 
