@@ -10,7 +10,7 @@ where it is. Caps and waits count ticks, and one tick is one control step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 import numpy as np
@@ -71,7 +71,11 @@ class Target:
     enough to clear what it crosses, and never climbs to do so. With `avoid`, the way to the
     point, fixed when the node starts, goes around what stands between the carried object (or,
     without `carrying`, the open fingertips) and the point, or over it (`Robot.carry_way`):
-    `place` carries so, and `grasp` approaches with the wrist turned so.
+    `place` carries so, and `grasp` approaches with the wrist turned so. With `carrying` and
+    `room` (low and high xy corners, from the point), the point, fixed when the node starts,
+    moves to the nearest spot where the carried object and that rectangle beside it stand on
+    bare surface (`Robot.spot_with_room`): `slide_in` stages a mug where the hand has room to
+    take it again by its handle.
     """
 
     world: tuple[float, float, float] | None = None
@@ -84,6 +88,7 @@ class Target:
     along: str | Ref | None = None
     closing: bool = False
     avoid: bool = False
+    room: tuple[tuple[float, float], tuple[float, float]] | None = None
 
     def __str__(self) -> str:
         if self.world is not None:
@@ -94,6 +99,7 @@ class Target:
         off = f"+{_vec(self.offset)}" if isinstance(self.offset, Ref) or any(self.offset) else ""
         held = f" with {self.carrying}" if self.carrying else ""
         return f"{self.object}{at}{off}{held}" + (f" rising {self.rise:g}" if self.rise else "") \
+            + (" where the hand has room" if self.room else "") \
             + (" around or over what is on the way" if self.avoid else "")
 
     def position(self, robot: Robot, start: np.ndarray) -> np.ndarray:
@@ -155,8 +161,14 @@ class Target:
         return np.eye(3)
 
     def in_world(self, robot: Robot) -> Target:
-        """This target with a `relative` offset `along` a joint turned into the world frame now
-        (so a push along a knob's arm stays straight while the knob turns)."""
+        """This target fixed as the node starts: a `relative` offset `along` a joint turned into
+        the world frame now (so a push along a knob's arm stays straight while the knob turns),
+        a `room` found now (`Robot.spot_with_room`) as an offset."""
+        if self.room is not None and self.carrying is not None:
+            offset = np.asarray(deref(self.offset), dtype=float)
+            near = replace(self, carrying=None, rise=0.0).position(robot, np.zeros(3))
+            spot = robot.spot_with_room(deref(self.carrying), near[:2], np.asarray(self.room))
+            return replace(self, offset=tuple(offset + [*(spot - near[:2]), 0.0]), room=None)
         if self.relative is None or self.along is None:
             return self
         return Target(relative=tuple(self.frame(robot) @ np.asarray(deref(self.relative), float)))

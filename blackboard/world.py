@@ -472,6 +472,10 @@ class Perceived(Robot):
         with self._layout("collision geometry"):
             return self.scene.set_down(target, carried, near)
 
+    def spot_with_room(self, carried: str, near: np.ndarray, room: np.ndarray) -> np.ndarray:
+        with self._layout("collision geometry"):
+            return self.scene.spot_with_room(carried, near, room)
+
     def hinge_of(self, name: str) -> Hinge:
         with self._layout("articulation"):
             return self.scene.hinge_of(name)

@@ -53,7 +53,7 @@ from tether.scenes.handles import Handle, find_handle
 from tether.scenes.hollows import HOLLOW_RATIO, depth_ratio
 from tether.scenes.isolation import privileged
 from tether.scenes.joints import HINGE, SLIDE, Joint, arm_of, from_model
-from tether.scenes.placing import set_down, top_of
+from tether.scenes.placing import set_down, spot_with_room, top_of
 from tether.scenes.robot import OPEN, Hinge, Pose, Robot
 
 NOOP = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
@@ -545,6 +545,24 @@ class LiberoScene(Robot):
                   and n not in (carried, target) and not target.startswith(n + "_")]
         return set_down(region, self.extent_of(carried), others, axis_of(self.eef_pose().yaw),
                         np.asarray(near, dtype=float))
+
+    @privileged
+    def spot_with_room(self, carried: str, near: np.ndarray, room: np.ndarray) -> np.ndarray:
+        """`spot_with_room` over the tops of the collision geometry (geom group 0) of everything
+        but the robot and `carried`, looked at by rays cast down from `CEILING`; `near` when
+        no spot has room."""
+        carried = self._canonical(carried)
+        skip = self._robot_geoms | set(self._extents.geoms.get(carried, ()))
+        low, high = self.extent_of(carried)
+
+        def heights(points: np.ndarray) -> np.ndarray:
+            with self._opaque(), self._unseen(skip):
+                return np.array([CEILING - self._cast(np.array([x, y, CEILING]), -1.0, set())
+                                 for x, y in points])
+
+        spot = spot_with_room(np.asarray(near, dtype=float)[:2], (high[:2] - low[:2]) / 2.0,
+                              room, heights, self._robot.base_pos)
+        return np.asarray(near, dtype=float)[:2] if spot is None else spot
 
     def observe(self) -> dict:
         obs = super().observe()

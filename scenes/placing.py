@@ -15,11 +15,20 @@ sticks out of the region less wins a tie (a book turned to fit a slot), then the
 point asked for (the hand turned to miss a rack beside a bowl rather than the object set down on
 the bowl's slope), and then not turning.
 Pure functions of bounding boxes, so they are tested without a scene.
+
+`spot_with_room` answers a different question, for an object set down on a bare surface (a table)
+to be taken again another way: where near a point both its footprint and the `room` the hand
+needs beside it (as it comes down and in to the new grasp) are bare surface, from a height map
+of what stands there (rays cast down through the scene's geometry).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+
+from tether.scenes.carry_way import ARM_REACH
 
 MARGIN = 0.01  # around the carried object's footprint: the fingers on its sides (m)
 HAND_HALF = 0.10  # the hand's half length along the axis its fingers close on (m)
@@ -29,6 +38,12 @@ INSET = 0.015  # how far inside the region's edge the object's centre stays (m)
 STEP = 0.01  # spacing of the candidate centres (m)
 ON_OFFSET = 0.014  # on another object, the farthest the centre goes off its origin along x or y:
 # LIBERO's On holds only within 3 cm of it horizontally (2 cm at a corner here) (m)
+
+SEARCH = 0.25  # how far from the point asked for a spot with room is looked for (m)
+RAY_STEP = 0.005  # spacing of the heights looked at and of the spots tried (m): no thicker
+# than a mug's or a door's wall, so that some ray meets it
+BARE = 0.005  # what stands less than this above the surface does not count (m)
+ROOM_MARGIN = 0.01  # around the footprint and the room: thin walls between two rays (m)
 
 Box = tuple[np.ndarray, np.ndarray]  # (low, high) corners, world frame
 
@@ -77,3 +92,53 @@ def _overlap(centres: np.ndarray, half: np.ndarray, boxes: list[Box]) -> np.ndar
                        0, None)
         total += wide[:, 0] * wide[:, 1]
     return total
+
+
+def spot_with_room(near: np.ndarray, half: np.ndarray, room: np.ndarray,
+                   heights: Callable[[np.ndarray], np.ndarray],
+                   base: np.ndarray) -> np.ndarray | None:
+    """The xy nearest `near` (within `SEARCH`, on a `RAY_STEP` grid, and no farther from the arm's
+    `base` than `ARM_REACH` or `near` is) where the object's footprint (`half` its xy size,
+    around the spot) is bare surface and nothing stands in the rectangle `room` (2 x 2: low and
+    high xy corners, from the spot; the hand may pass over an edge), both `ROOM_MARGIN` wider;
+    None when there is none. `heights` gives the
+    height of the top of what stands at each of n xy points (n x 2; -inf over nothing); the
+    surface is the height most of the searched area has (the table)."""
+    near, base = np.asarray(near, dtype=float), np.asarray(base, dtype=float)[:2]
+    reach = max(ARM_REACH, float(np.linalg.norm(near - base)))
+    room = np.asarray(room, dtype=float)
+    low = np.minimum(-half, room[0]) - ROOM_MARGIN - SEARCH - RAY_STEP
+    high = np.maximum(half, room[1]) + ROOM_MARGIN + SEARCH + RAY_STEP
+    n_low, n_high = np.floor(low / RAY_STEP).astype(int), np.ceil(high / RAY_STEP).astype(int)
+    axes = [np.arange(a, b + 1) for a, b in zip(n_low, n_high, strict=True)]
+    cells = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
+    top = np.asarray(heights(cells.reshape(-1, 2) * RAY_STEP + near), dtype=float)
+    top = top.reshape(cells.shape[:2])
+    values, counts = np.unique(np.round(top[np.isfinite(top)], 2), return_counts=True)
+    if not len(values):
+        return None
+    surface = values[counts.argmax()]
+    standing = _summed(top > surface + BARE)
+    off = _summed(~(top >= surface - BARE))  # past the table's edge, or into a hole
+
+    def clear(summed: np.ndarray, centre: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
+        a = np.floor((lo - ROOM_MARGIN) / RAY_STEP).astype(int) + centre - n_low
+        b = np.ceil((hi + ROOM_MARGIN) / RAY_STEP).astype(int) + centre - n_low + 1
+        return summed[b[0], b[1]] - summed[a[0], b[1]] - summed[b[0], a[1]] \
+            + summed[a[0], a[1]] == 0
+
+    steps = np.arange(-round(SEARCH / RAY_STEP), round(SEARCH / RAY_STEP) + 1)
+    offsets = np.stack(np.meshgrid(steps, steps, indexing="ij"), axis=-1).reshape(-1, 2)
+    offsets = offsets[np.argsort(np.hypot(*offsets.T), kind="stable")]
+    for offset in offsets:
+        spot = near + offset * RAY_STEP
+        if np.hypot(*offset) * RAY_STEP <= SEARCH and np.linalg.norm(spot - base) <= reach \
+                and clear(standing, offset, -half, half) and clear(off, offset, -half, half) \
+                and clear(standing, offset, room[0], room[1]):
+            return spot
+    return None
+
+
+def _summed(cells: np.ndarray) -> np.ndarray:
+    """The summed-area table of a 2-D mask, a row and a column of zeros before it."""
+    return np.pad(cells.cumsum(0).cumsum(1), ((1, 0), (1, 0)))

@@ -217,11 +217,11 @@ AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned", "
 
 
 class TargetType(Type):
-    """`[x, y, z]`, `{object, offset, at, carrying, rise, closing, avoid}` or `{relative: [dx, dy,
-    dz], along, closing}`."""
+    """`[x, y, z]`, `{object, offset, at, carrying, rise, closing, avoid, room}` or `{relative:
+    [dx, dy, dz], along, closing}`."""
 
     name = "target"
-    FIELDS = ("object", "offset", "at", "carrying", "rise", "closing", "avoid")
+    FIELDS = ("object", "offset", "at", "carrying", "rise", "closing", "avoid", "room")
     RELATIVE = ("relative", "along", "closing")
 
     def convert(self, value: Any, ctx: Context) -> Target:
@@ -251,7 +251,29 @@ class TargetType(Type):
             rise=Float(0.0).convert(value.get("rise", 0.0), ctx),
             closing=BOOL.convert(value.get("closing", False), ctx),
             avoid=BOOL.convert(value.get("avoid", False), ctx),
+            room=self._room(value["room"], value) if "room" in value else None,
         )
+
+    @staticmethod
+    def _room(value: Any, target: dict) -> tuple[tuple[float, float], tuple[float, float]]:
+        """`[[x0, y0], [x1, y1]]`: a rectangle's low and high corners (m), for a carry."""
+        if "carrying" not in target:
+            raise Invalid("'room' is where the hand takes a carried object again: it needs "
+                          "'carrying'")
+        if not isinstance(value, list | tuple) or len(value) != 2 or any(
+                not isinstance(c, list | tuple) or len(c) != 2
+                or any(isinstance(v, bool) or not isinstance(v, int | float) for v in c)
+                for c in value):
+            raise Invalid(f"'room' expects [[x0, y0], [x1, y1]] (m), got {_describe(value)}")
+        for corner, c in zip(("low", "high"), value, strict=True):
+            for axis, v in zip("xy", c, strict=True):
+                if not_finite(v):
+                    raise Invalid(f"'room' {corner} corner's {axis} {finite_problem(v)}")
+        corners = value
+        (x0, y0), (x1, y1) = corners
+        if x0 >= x1 or y0 >= y1:
+            raise Invalid(f"'room' needs its low corner below its high one, got {_describe(value)}")
+        return (float(x0), float(y0)), (float(x1), float(y1))
 
 
 def reference(value: Any) -> Ref | None:

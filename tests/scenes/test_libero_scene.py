@@ -272,6 +272,30 @@ def test_the_microwaves_door_hinge_is_read_from_its_joint():
         scene.close()
 
 
+@pytest.mark.parametrize("task, mug, moves", [
+    ("libero_10/9", "white_yellow_mug_1", False),
+    ("libero_10_task/9", "porcelain_mug_1", True),  # the other mug stands where the hand would
+])
+def test_a_mug_is_staged_before_the_microwave_where_the_level_hand_has_room(task, mug, moves):
+    scene = LiberoScene(task, init_state=0, seed=0)
+    try:
+        room = np.array([[-0.105, -0.215], [0.105, -0.05]])  # slide_in's level hand
+        near = scene.pose_of("microwave_1_heating_region").pos[:2] + [-0.04, -0.21]
+        spot = scene.spot_with_room(mug, near, room)
+        assert bool(np.linalg.norm(spot - near) > 0.05) == moves
+        table = scene.pose_of(mug).pos[2] + 0.01
+
+        def bare(at):  # the hand's rectangle seen from above, a point every cm
+            xs, ys = (np.arange(at[i] + room[0][i], at[i] + room[1][i] + 1e-9, 0.01)
+                      for i in (0, 1))
+            return scene.clear_from_above([np.array([x, y, table]) for x in xs for y in ys],
+                                          ignore=mug)
+
+        assert bare(spot) and bare(near) != moves
+    finally:
+        scene.close()
+
+
 def test_joints_are_read_from_the_model():
     """A drawer's region moves on its slide (out toward +y for the wooden cabinet as LIBERO
     stands it), the stove's knob on a hinge whose bar's near end lies toward -x, turning on toward

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tether.scenes.placing import set_down, top_of
+from tether.scenes.placing import ROOM_MARGIN, SEARCH, set_down, spot_with_room, top_of
 
 
 def box(low, high):
@@ -102,3 +102,74 @@ def test_on_another_object_the_centre_stays_within_2_cm_of_its_origin():
     spot, turn = set_down(region, bowl, [cabinet], "y", origin[:2])
     assert turn and np.allclose(spot, [0.078, 0.046])
     assert np.linalg.norm(spot - origin[:2]) < 0.03
+
+
+# `spot_with_room`: a table at z 0.9 with boxes standing on it, seen from above as rays would
+TABLE = 0.9
+MUG_HALF = np.array([0.05, 0.05])
+HAND_ROOM = np.array([[-0.105, -0.215], [0.105, -0.05]])  # the level hand, behind the handle
+BASE = np.array([-0.66, 0.0])
+
+
+def heights_of(*boxes, table=TABLE, edge=None):
+    """Heights over a table (ending at x `edge`, floor 0 beyond) with `boxes` on it."""
+    def heights(points):
+        top = np.full(len(points), table)
+        if edge is not None:
+            top[points[:, 0] > edge] = 0.0
+        for (x0, y0), (x1, y1), z in boxes:
+            inside = (points[:, 0] >= x0) & (points[:, 0] <= x1) \
+                & (points[:, 1] >= y0) & (points[:, 1] <= y1)
+            top[inside] = np.maximum(top[inside], z)
+        return top
+    return heights
+
+
+def clear_of(spot, box):
+    """Whether the mug's footprint and the hand's room at `spot` miss `box` (with the margin)."""
+    (x0, y0), (x1, y1), _ = box
+    for lo, hi in ((-MUG_HALF, MUG_HALF), HAND_ROOM):
+        a, b = spot + lo - ROOM_MARGIN, spot + hi + ROOM_MARGIN
+        if a[0] <= x1 and x0 <= b[0] and a[1] <= y1 and y0 <= b[1]:
+            return False
+    return True
+
+
+def test_a_bare_table_keeps_the_point_asked_for():
+    near = np.array([-0.05, 0.14])
+    assert np.allclose(spot_with_room(near, MUG_HALF, HAND_ROOM, heights_of(), BASE), near)
+
+
+def test_a_mug_in_the_hands_room_moves_the_spot_just_clear_of_it():
+    # libero_10_task/9: the other mug stands where the level hand would come down
+    other = ((-0.042, -0.067), (0.064, 0.074), 1.005)
+    near = np.array([-0.05, 0.14])
+    spot = spot_with_room(near, MUG_HALF, HAND_ROOM, heights_of(other), BASE)
+    assert spot is not None and clear_of(spot, other)
+    nudged = spot + 0.02 * (near - spot) / np.linalg.norm(near - spot)
+    assert not clear_of(nudged, other)  # nearer the point asked for, the room is taken
+
+
+def test_thin_walls_and_low_things_count_and_the_table_must_bear_the_object():
+    wall = ((-0.1175, 0.0), (-0.1125, 0.30), 1.10)  # 5 mm thick, between two 1 cm rays
+    plate = ((0.0, 0.05), (0.10, 0.15), TABLE + 0.02)
+    near = np.array([-0.05, 0.14])
+    spot = spot_with_room(near, MUG_HALF, HAND_ROOM, heights_of(wall, plate), BASE)
+    assert spot is not None and clear_of(spot, wall) and clear_of(spot, plate)
+    # the table ends 3 cm past the point asked for: the mug stays on it, the hand may reach out
+    edge = spot_with_room(near, MUG_HALF, HAND_ROOM, heights_of(edge=-0.02), BASE)
+    assert edge is not None and edge[0] + MUG_HALF[0] + ROOM_MARGIN <= -0.02 + 1e-9
+
+
+def test_no_spot_within_search_or_reach_gives_none():
+    near = np.array([-0.05, 0.14])
+    # free only beyond the search radius
+    block = ((near[0] - SEARCH, near[1] - SEARCH), (near[0] + SEARCH, near[1] + SEARCH), 1.0)
+    assert spot_with_room(near, MUG_HALF, HAND_ROOM, heights_of(block), BASE) is None
+    # free only farther from the arm's base than it reaches (past the blocked table's far side)
+    block = ((-0.3, -0.35), (0.12, 0.35), 1.0)
+    assert spot_with_room(np.array([0.0, 0.0]), MUG_HALF, HAND_ROOM, heights_of(block),
+                          BASE) is None
+    spot = spot_with_room(np.array([0.0, 0.0]), MUG_HALF, HAND_ROOM, heights_of(block),
+                          np.array([-0.3, 0.0]))
+    assert spot is not None and spot[0] > 0.12 and clear_of(spot, block)
