@@ -427,20 +427,25 @@ class LiberoScene(Robot):
     def surface(self, name: str) -> float:
         """A movable object's top; for a region or fixture, where a ray cast down at its middle
         from `SURFACE_REACH` above its box meets collision geometry (skipping the robot and the
-        movable objects, as `headroom` does): a stove's burner over its cook region's box."""
+        movable objects, as `headroom` does, but the one a region is part of): a stove's burner
+        over its cook region's box, a basket's floor under its region's."""
         name = self._canonical(name)
         if name in self.objects():
             return super().surface(name)
         low, high = self.extent_of(name)
         start = np.array([*(low[:2] + high[:2]) / 2, high[2] + SURFACE_REACH])
-        return float(start[2] - self._ray(start, -1.0, set()))
+        owner = next((n for n in self.objects() if name.startswith(n + "_")), None)
+        return float(start[2] - self._ray(start, -1.0, set(), keep=owner))
 
-    def _ray(self, start: np.ndarray, up: float, skip: set[int]) -> float:
+    def _ray(self, start: np.ndarray, up: float, skip: set[int], keep: str | None = None
+             ) -> float:
         """The distance from `start` straight up (`up` 1) or down (-1) to the first collision
-        geom (group 0) that is not in `skip`, the robot's or a movable object's; inf if none."""
+        geom (group 0) that is not in `skip`, the robot's or a movable object's (but `keep`'s);
+        inf if none."""
         skip = skip | self._robot_geoms
         for movable in self.objects():
-            skip.update(self._extents.geoms.get(movable, ()))
+            if movable != keep:
+                skip.update(self._extents.geoms.get(movable, ()))
         with self._opaque():
             return self._cast(np.asarray(start, dtype=float), up, skip)
 
@@ -530,13 +535,17 @@ class LiberoScene(Robot):
 
     @privileged
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
-        """In a region, or on an object (near its origin: `placing.top_of`), the spot and turn
+        """In a region (from what bears things set on it, where lower than its top: a basket's
+        floor), or on an object (near its origin: `placing.top_of`), the spot and turn
         where `carried` and the hand overlap the things standing there least, nearest `near`
         (`tether.scenes.placing`); the region's owner (a basket's walls, the stove under its
         cook region) or the object itself does not count."""
         target, carried = self._canonical(target), self._canonical(carried)
         if target in self._sites:
-            region = self.extent_of(target)
+            low, high = self.extent_of(target)
+            bearing = self.surface(target)  # a basket's floor: what stands in it counts
+            region = (low, np.r_[high[:2], min(high[2], bearing)]) if np.isfinite(bearing) \
+                else (low, high)
         elif target in self._extents:
             region = top_of(self.pose_of(target).pos, self.extent_of(target))
         else:

@@ -101,9 +101,9 @@ def spot_with_room(near: np.ndarray, half: np.ndarray, room: np.ndarray,
     `base` than `ARM_REACH` or `near` is) where the object's footprint (`half` its xy size,
     around the spot) is bare surface and nothing stands in the rectangle `room` (2 x 2: low and
     high xy corners, from the spot; the hand may pass over an edge), both `ROOM_MARGIN` wider;
-    None when there is none. `heights` gives the
-    height of the top of what stands at each of n xy points (n x 2; -inf over nothing); the
-    surface is the height most of the searched area has (the table)."""
+    None when there is none. `heights` gives the height of the top of what stands at each of n
+    xy points (n x 2; -inf over nothing); the surface is the height most of the searched area
+    has (the table: the commonest centimetre, and in it the middle height)."""
     near, base = np.asarray(near, dtype=float), np.asarray(base, dtype=float)[:2]
     reach = max(ARM_REACH, float(np.linalg.norm(near - base)))
     room = np.asarray(room, dtype=float)
@@ -114,10 +114,11 @@ def spot_with_room(near: np.ndarray, half: np.ndarray, room: np.ndarray,
     cells = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
     top = np.asarray(heights(cells.reshape(-1, 2) * RAY_STEP + near), dtype=float)
     top = top.reshape(cells.shape[:2])
-    values, counts = np.unique(np.round(top[np.isfinite(top)], 2), return_counts=True)
-    if not len(values):
+    found = top[np.isfinite(top)]
+    if not len(found):
         return None
-    surface = values[counts.argmax()]
+    values, counts = np.unique(np.round(found, 2), return_counts=True)
+    surface = float(np.median(found[np.round(found, 2) == values[counts.argmax()]]))
     standing = _summed(top > surface + BARE)
     off = _summed(~(top >= surface - BARE))  # past the table's edge, or into a hole
 

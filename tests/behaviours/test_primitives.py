@@ -20,7 +20,7 @@ from tests.trees.harness import (
     scene,
     statuses,
 )
-from tether.behaviours.primitives import Release
+from tether.behaviours.primitives import Release, Target
 from tether.scenes.handles import Handle
 from tether.scenes.kinematic import KinematicScene
 from tether.scenes.robot import CLOSE, OPEN
@@ -80,6 +80,61 @@ def test_move_to_at_picks_the_top_bottom_or_centre_of_the_object(tmp_path, at, z
         tmp_path, f"move_to: {{object: {BOWL}, at: {at}, offset: [0, 0, 0.05]}}", robot)
     _, frames = run(root, robot)
     assert np.linalg.norm(frames[-1].eef - [0.10, 0.0, z]) <= 0.01
+
+
+@pytest.mark.parametrize(("bearing", "z"), [(0.01, 0.01), (0.06, 0.04), (-np.inf, 0.04)])
+def test_move_to_at_rest_is_where_things_set_on_it_come_to_rest(tmp_path, bearing, z):
+    """`rest`: the entity's top, or lower where what bears things set on it is (a basket's
+    floor under its region's top); a top under what bears them, or nothing found, keeps the
+    top."""
+
+    class Bearing(type(scene())):
+        def surface(self, name):
+            return bearing
+
+    robot = Bearing(BOXES)
+    root = compile_node(
+        tmp_path, f"move_to: {{object: {BOWL}, at: rest, offset: [0, 0, 0.05]}}", robot)
+    _, frames = run(root, robot)
+    assert np.linalg.norm(frames[-1].eef - [0.10, 0.0, z + 0.05]) <= 0.01
+
+
+def test_a_carried_objects_point_at_rest_is_fixed_when_the_node_starts():
+    """A lowering into a basket is long: its spot does not move as the basket's contents do."""
+    robot = scene()
+    target = Target(object=PLATE, at="rest", offset=(0.0, 0.0, -0.02), carrying=BOWL)
+    fixed = target.in_world(robot)
+    before = fixed.position(robot, np.zeros(3))
+    move_box(PLATE, list(robot.pose_of(PLATE).pos + [0.05, 0.0, 0.0]))(robot)
+    assert np.allclose(fixed.position(robot, np.zeros(3)), before)
+    assert not np.allclose(target.position(robot, np.zeros(3)), before)
+
+
+def test_move_to_with_room_goes_to_the_spot_the_scene_finds_once(tmp_path):
+    """`room`: the point moves, as the node starts, to where the scene finds the carried
+    object and the hand's rectangle beside it room (`Robot.spot_with_room`)."""
+
+    class Crowded(type(scene())):
+        asked = []
+
+        def spot_with_room(self, carried, near, room):
+            self.asked.append((carried, tuple(np.round(near, 3)), np.asarray(room).tolist()))
+            return np.asarray(near) + [0.0, 0.1]
+
+    robot = Crowded(BOXES)
+    root = compile_node(tmp_path, f"""
+        sequence:
+          - move_to: {{object: {BOWL}, at: grasp}}
+          - set_gripper: close
+          - move_to: {{object: {PLATE}, offset: [0, 0, 0.08], carrying: {BOWL},
+                       room: [[-0.1, -0.2], [0.1, -0.05]]}}
+        """, robot)
+    _, frames = run(root, robot)
+    plate = robot.pose_of(PLATE).pos
+    assert Crowded.asked == [(BOWL, tuple(np.round(plate[:2], 3)), [[-0.1, -0.2], [0.1, -0.05]])]
+    bowl = robot.extent_of(BOWL)
+    bottom = np.array([(bowl[0][0] + bowl[1][0]) / 2, (bowl[0][1] + bowl[1][1]) / 2, bowl[0][2]])
+    assert np.linalg.norm(bottom - (plate + [0.0, 0.1, 0.08])) <= 0.015
 
 
 def test_move_to_accepts_an_alias_of_the_object_name(tmp_path):

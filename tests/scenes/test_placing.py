@@ -4,6 +4,7 @@ turns."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tether.scenes.placing import ROOM_MARGIN, SEARCH, set_down, spot_with_room, top_of
 
@@ -135,9 +136,11 @@ def clear_of(spot, box):
     return True
 
 
-def test_a_bare_table_keeps_the_point_asked_for():
+@pytest.mark.parametrize("table", [TABLE, 0.9051, 0.0])  # 0.9051: a centimetre's edge
+def test_a_bare_table_keeps_the_point_asked_for(table):
     near = np.array([-0.05, 0.14])
-    assert np.allclose(spot_with_room(near, MUG_HALF, HAND_ROOM, heights_of(), BASE), near)
+    found = spot_with_room(near, MUG_HALF, HAND_ROOM, heights_of(table=table), BASE)
+    assert np.allclose(found, near)
 
 
 def test_a_mug_in_the_hands_room_moves_the_spot_just_clear_of_it():
