@@ -46,8 +46,8 @@ class Target:
 
     Exactly one of `world`, `object` or `relative` is set. For an entity, `at` picks its `center`
     (body origin), `top` or `bottom` (of its bounding box, above/below the origin), `rest` (its
-    `top`, or lower where what bears things set on it is: `Robot.surface`, a basket's floor
-    under its region's top), `grasp`
+    `top`, or for a movable container's region the floor that bears what is set in it:
+    `Robot.rest_height`, a basket's floor under its region's top), `grasp`
     (where fingers closing along world y close on it), `grasp_clear` (the same slid along the
     object to where the gripper has room) or `grasp_turned` (a grasp with room with the wrist
     turned to the yaw `yaw` gives: see `tether.scenes.grasps`) or `grasp_handle` (on the handle
@@ -134,8 +134,7 @@ class Target:
         elif self.at in GRASP_ANCHORS:
             pos = self.grasp(robot)[0]
         elif self.at == "rest":
-            top, bearing = robot.extent_of(name)[1][2], robot.surface(name)
-            pos[2] = min(top, bearing) if np.isfinite(bearing) else top
+            pos[2] = robot.rest_height(name)
         elif self.at != "center":
             low, high = robot.extent_of(name)
             pos[2] = low[2] if self.at == "bottom" else high[2]

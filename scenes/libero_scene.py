@@ -535,17 +535,18 @@ class LiberoScene(Robot):
 
     @privileged
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
-        """In a region (from what bears things set on it, where lower than its top: a basket's
-        floor), or on an object (near its origin: `placing.top_of`), the spot and turn
+        """In a region (a movable object's, from what bears things set in it: a basket's floor,
+        so that what stands in it counts), or on an object (near its origin:
+        `placing.top_of`), the spot and turn
         where `carried` and the hand overlap the things standing there least, nearest `near`
         (`tether.scenes.placing`); the region's owner (a basket's walls, the stove under its
         cook region) or the object itself does not count."""
         target, carried = self._canonical(target), self._canonical(carried)
         if target in self._sites:
             low, high = self.extent_of(target)
-            bearing = self.surface(target)  # a basket's floor: what stands in it counts
-            region = (low, np.r_[high[:2], min(high[2], bearing)]) if np.isfinite(bearing) \
-                else (low, high)
+            if any(target.startswith(n + "_") for n in self.objects()):  # a basket's: from its
+                high = np.r_[high[:2], min(high[2], self.surface(target))]  # floor up
+            region = (low, high)
         elif target in self._extents:
             region = top_of(self.pose_of(target).pos, self.extent_of(target))
         else:

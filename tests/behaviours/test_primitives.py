@@ -82,19 +82,25 @@ def test_move_to_at_picks_the_top_bottom_or_centre_of_the_object(tmp_path, at, z
     assert np.linalg.norm(frames[-1].eef - [0.10, 0.0, z]) <= 0.01
 
 
-@pytest.mark.parametrize(("bearing", "z"), [(0.01, 0.01), (0.06, 0.04), (-np.inf, 0.04)])
-def test_move_to_at_rest_is_where_things_set_on_it_come_to_rest(tmp_path, bearing, z):
-    """`rest`: the entity's top, or lower where what bears things set on it is (a basket's
-    floor under its region's top); a top under what bears them, or nothing found, keeps the
-    top."""
+BASKET = {"basket_1": ([0.10, 0.0, 0.06], [0.05, 0.05, 0.06]),
+          "basket_1_contain_region": ([0.10, 0.0, 0.065], [0.04, 0.04, 0.055])}
 
-    class Bearing(type(scene())):
+
+@pytest.mark.parametrize(("entity", "bearing", "z"), [
+    ("basket_1_contain_region", 0.01, 0.01),  # a movable container's region: its floor
+    ("basket_1_contain_region", 0.15, 0.12),  # what bears it higher than its top: the top
+    ("basket_1_contain_region", -np.inf, 0.12),  # nothing found under it: the top
+    ("basket_1", 0.01, 0.12),  # an object, not a region of one: its top
+])
+def test_move_to_at_rest_is_where_things_set_in_a_container_come_to_rest(tmp_path, entity,
+                                                                         bearing, z):
+    class Bearing(KinematicScene):
         def surface(self, name):
             return bearing
 
-    robot = Bearing(BOXES)
+    robot = Bearing(BASKET)
     root = compile_node(
-        tmp_path, f"move_to: {{object: {BOWL}, at: rest, offset: [0, 0, 0.05]}}", robot)
+        tmp_path, f"move_to: {{object: {entity}, at: rest, offset: [0, 0, 0.05]}}", robot)
     _, frames = run(root, robot)
     assert np.linalg.norm(frames[-1].eef - [0.10, 0.0, z + 0.05]) <= 0.01
 
