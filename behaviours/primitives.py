@@ -37,7 +37,6 @@ from tether.scenes.robot import CLOSE, OPEN, Hinge, Robot
 
 Status = py_trees.common.Status
 GRASP_ANCHORS = ("grasp_clear", "grasp_turned", "grasp_handle")  # grasp candidates' `Target.at`s
-SET_DOWN = ("top", "rest")  # the `Target.at`s where a carried object is set down (`Robot.set_down`)
 
 
 @dataclass(frozen=True)
@@ -45,9 +44,7 @@ class Target:
     """Where `move_to` goes: a world point, a point relative to an entity, or to the start pose.
 
     Exactly one of `world`, `object` or `relative` is set. For an entity, `at` picks its `center`
-    (body origin), `top` or `bottom` (of its bounding box, above/below the origin), `rest` (its
-    `top`, or for a movable container's region the floor that bears what is set in it:
-    `Robot.rest_height`, a basket's floor under its region's top), `grasp`
+    (body origin), `top` or `bottom` (of its bounding box, above/below the origin), `grasp`
     (where fingers closing along world y close on it), `grasp_clear` (the same slid along the
     object to where the gripper has room) or `grasp_turned` (a grasp with room with the wrist
     turned to the yaw `yaw` gives: see `tether.scenes.grasps`) or `grasp_handle` (on the handle
@@ -66,12 +63,11 @@ class Target:
     `along`, in that entity's joint frame as it is when the node starts. `offset` and `relative`
     may be `Ref`s to a blackboard key holding
     [x, y, z] (e.g. an approach offset memory chose), read each time the position is computed.
-    With `carrying` (with an entity or `world`), the point is where the carried object's bottom
-    should go: the end effector is sent to the point plus its current offset from that bottom
-    (used to set objects down); on a region's `top` or `rest`, the point moves aside when
-    something stands there, and may ask for the wrist turned a quarter (`Robot.set_down`); at
-    `rest` it is fixed when the node starts. With `rise`, the point is raised by up to
-    that much, but not above where the end effector started: a carry comes over its target high
+    With `carrying`, the point is where the carried object's bottom should go: the end effector
+    is sent to the point plus its current offset from that bottom (used to set objects down); on
+    a region's `top`, the point moves aside when something stands there, and may ask for the
+    wrist turned a quarter (`Robot.set_down`). With `rise`, the point is raised by up to that
+    much, but not above where the end effector started: a carry comes over its target high
     enough to clear what it crosses, and never climbs to do so. With `avoid`, the way to the
     point, fixed when the node starts, goes around what stands between the carried object (or,
     without `carrying`, the open fingertips) and the point, or over it (`Robot.carry_way`):
@@ -107,40 +103,33 @@ class Target:
             + (" around or over what is on the way" if self.avoid else "")
 
     def position(self, robot: Robot, start: np.ndarray) -> np.ndarray:
+        if self.world is not None:
+            return np.asarray(self.world, dtype=float)
         if self.relative is not None:
             return start + np.asarray(deref(self.relative), dtype=float)
-        if self.world is None and self.at == "door":
-            return door_point(robot.hinge_of(deref(self.object)), deref(self.offset))
-        if self.world is None and self.at == "joint":
-            joint = robot.joint_of(deref(self.object))
-            return joint.origin + joint.frame(self.closing) @ np.asarray(deref(self.offset), float)
-        pos = np.asarray(self.world, dtype=float) if self.world is not None else self.point(robot)
-        if self.carrying is not None:
-            low, high = robot.extent_of(deref(self.carrying))
-            bottom = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2]])
-            pos = pos + robot.eef_pose().pos - bottom
-        if self.rise:
-            pos[2] = max(pos[2], min(pos[2] + self.rise, start[2]))
-        return pos
-
-    def point(self, robot: Robot) -> np.ndarray:
-        """The point on or by the entity this target names, before `carrying` and `rise`: with
-        `carrying`, where the carried object's bottom goes (on a `top` or `rest`, moved aside
-        from what stands there: `Robot.set_down`)."""
         name = deref(self.object)
+        if self.at == "door":
+            return door_point(robot.hinge_of(name), deref(self.offset))
+        if self.at == "joint":
+            return robot.joint_of(name).origin + robot.joint_of(name).frame(self.closing) @ \
+                np.asarray(deref(self.offset), dtype=float)
         pos = robot.pose_of(name).pos.copy()
         if self.at in ("grasp", "grasp_square"):
             pos = grasp_point(*robot.extent_of(name), hollow=robot.is_hollow(name))
         elif self.at in GRASP_ANCHORS:
             pos = self.grasp(robot)[0]
-        elif self.at == "rest":
-            pos[2] = robot.rest_height(name)
         elif self.at != "center":
             low, high = robot.extent_of(name)
             pos[2] = low[2] if self.at == "bottom" else high[2]
         pos = pos + np.asarray(deref(self.offset), dtype=float)
-        if self.carrying is not None and self.at in SET_DOWN:
-            pos[:2] = self._set_down(robot)[0]
+        if self.carrying is not None:
+            if self.at == "top":
+                pos[:2] = self._set_down(robot)[0]
+            low, high = robot.extent_of(deref(self.carrying))
+            bottom = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2]])
+            pos = pos + robot.eef_pose().pos - bottom
+        if self.rise:
+            pos[2] = max(pos[2], min(pos[2] + self.rise, start[2]))
         return pos
 
     def grasp(self, robot: Robot) -> tuple[np.ndarray, float]:
@@ -174,14 +163,10 @@ class Target:
     def in_world(self, robot: Robot) -> Target:
         """This target fixed as the node starts: a `relative` offset `along` a joint turned into
         the world frame now (so a push along a knob's arm stays straight while the knob turns),
-        a `room` found now (`Robot.spot_with_room`) as an offset, and a carried object's point
-        at `rest` (a lowering into a basket, long enough for the spot to move as it goes) in the
-        world."""
-        if self.at == "rest" and self.carrying is not None:
-            return Target(world=tuple(self.point(robot)), carrying=self.carrying)
+        a `room` found now (`Robot.spot_with_room`) as an offset."""
         if self.room is not None and self.carrying is not None:
             offset = np.asarray(deref(self.offset), dtype=float)
-            near = replace(self, carrying=None).point(robot)
+            near = replace(self, carrying=None, rise=0.0).position(robot, np.zeros(3))
             spot = robot.spot_with_room(deref(self.carrying), near[:2], np.asarray(self.room))
             return replace(self, offset=tuple(offset + [*(spot - near[:2]), 0.0]), room=None)
         if self.relative is None or self.along is None:
@@ -211,7 +196,7 @@ class Target:
             return door_yaw(robot.hinge_of(deref(self.object)), robot.eef_pose().yaw)
         if self.at == "slot":
             return slot_yaw(*robot.extent_of(deref(self.object)), robot.eef_pose().yaw)
-        if self.carrying is not None and self.at in SET_DOWN and self._set_down(robot)[1]:
+        if self.carrying is not None and self.at == "top" and self._set_down(robot)[1]:
             yaw = robot.eef_pose().yaw
             return min(yaw + np.pi / 2, yaw - np.pi / 2, key=abs)
         return None

@@ -427,25 +427,20 @@ class LiberoScene(Robot):
     def surface(self, name: str) -> float:
         """A movable object's top; for a region or fixture, where a ray cast down at its middle
         from `SURFACE_REACH` above its box meets collision geometry (skipping the robot and the
-        movable objects, as `headroom` does, but the one a region is part of): a stove's burner
-        over its cook region's box, a basket's floor under its region's."""
+        movable objects, as `headroom` does): a stove's burner over its cook region's box."""
         name = self._canonical(name)
         if name in self.objects():
             return super().surface(name)
         low, high = self.extent_of(name)
         start = np.array([*(low[:2] + high[:2]) / 2, high[2] + SURFACE_REACH])
-        owner = next((n for n in self.objects() if name.startswith(n + "_")), None)
-        return float(start[2] - self._ray(start, -1.0, set(), keep=owner))
+        return float(start[2] - self._ray(start, -1.0, set()))
 
-    def _ray(self, start: np.ndarray, up: float, skip: set[int], keep: str | None = None
-             ) -> float:
+    def _ray(self, start: np.ndarray, up: float, skip: set[int]) -> float:
         """The distance from `start` straight up (`up` 1) or down (-1) to the first collision
-        geom (group 0) that is not in `skip`, the robot's or a movable object's (but `keep`'s);
-        inf if none."""
+        geom (group 0) that is not in `skip`, the robot's or a movable object's; inf if none."""
         skip = skip | self._robot_geoms
         for movable in self.objects():
-            if movable != keep:
-                skip.update(self._extents.geoms.get(movable, ()))
+            skip.update(self._extents.geoms.get(movable, ()))
         with self._opaque():
             return self._cast(np.asarray(start, dtype=float), up, skip)
 
@@ -535,18 +530,13 @@ class LiberoScene(Robot):
 
     @privileged
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
-        """In a region (a movable object's, from what bears things set in it: a basket's floor,
-        so that what stands in it counts), or on an object (near its origin:
-        `placing.top_of`), the spot and turn
+        """In a region, or on an object (near its origin: `placing.top_of`), the spot and turn
         where `carried` and the hand overlap the things standing there least, nearest `near`
         (`tether.scenes.placing`); the region's owner (a basket's walls, the stove under its
         cook region) or the object itself does not count."""
         target, carried = self._canonical(target), self._canonical(carried)
         if target in self._sites:
-            low, high = self.extent_of(target)
-            if any(target.startswith(n + "_") for n in self.objects()):  # a basket's: from its
-                high = np.r_[high[:2], min(high[2], self.surface(target))]  # floor up
-            region = (low, high)
+            region = self.extent_of(target)
         elif target in self._extents:
             region = top_of(self.pose_of(target).pos, self.extent_of(target))
         else:

@@ -208,16 +208,6 @@ class Robot(abc.ABC):
         a stove's cook region under its burner)."""
         return float(self.extent_of(name)[1][2])
 
-    def rest_height(self, name: str) -> float:
-        """The height (m, world z) down to which something set on entity `name` is lowered: a
-        movable container's region (a basket's: named after it) is borne by its floor
-        (`surface`, where lower than its top); any other entity's is its top."""
-        top = float(self.extent_of(name)[1][2])
-        if not any(name.startswith(owner + "_") for owner in self.objects()):
-            return top
-        bearing = self.surface(name)
-        return min(top, bearing) if np.isfinite(bearing) else top
-
     def joint_of(self, name: str) -> Joint:
         """The joint that moves entity `name`: a region's (a drawer's) or a fixture's first
         (a stove's knob); `TetherError` when the scene knows of none."""

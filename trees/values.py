@@ -212,8 +212,8 @@ class ErrorCode(Type):
         return value
 
 
-AT = Choice("center", "top", "bottom", "rest", "grasp", "grasp_clear", "grasp_turned",
-            "grasp_handle", "grasp_square", "slot", "door", "joint")
+AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned", "grasp_handle",
+            "grasp_square", "slot", "door", "joint")
 
 
 class TargetType(Type):

@@ -20,7 +20,7 @@ from tests.trees.harness import (
     scene,
     statuses,
 )
-from tether.behaviours.primitives import Release, Target
+from tether.behaviours.primitives import Release
 from tether.scenes.handles import Handle
 from tether.scenes.kinematic import KinematicScene
 from tether.scenes.robot import CLOSE, OPEN
@@ -80,40 +80,6 @@ def test_move_to_at_picks_the_top_bottom_or_centre_of_the_object(tmp_path, at, z
         tmp_path, f"move_to: {{object: {BOWL}, at: {at}, offset: [0, 0, 0.05]}}", robot)
     _, frames = run(root, robot)
     assert np.linalg.norm(frames[-1].eef - [0.10, 0.0, z]) <= 0.01
-
-
-BASKET = {"basket_1": ([0.10, 0.0, 0.06], [0.05, 0.05, 0.06]),
-          "basket_1_contain_region": ([0.10, 0.0, 0.065], [0.04, 0.04, 0.055])}
-
-
-@pytest.mark.parametrize(("entity", "bearing", "z"), [
-    ("basket_1_contain_region", 0.01, 0.01),  # a movable container's region: its floor
-    ("basket_1_contain_region", 0.15, 0.12),  # what bears it higher than its top: the top
-    ("basket_1_contain_region", -np.inf, 0.12),  # nothing found under it: the top
-    ("basket_1", 0.01, 0.12),  # an object, not a region of one: its top
-])
-def test_move_to_at_rest_is_where_things_set_in_a_container_come_to_rest(tmp_path, entity,
-                                                                         bearing, z):
-    class Bearing(KinematicScene):
-        def surface(self, name):
-            return bearing
-
-    robot = Bearing(BASKET)
-    root = compile_node(
-        tmp_path, f"move_to: {{object: {entity}, at: rest, offset: [0, 0, 0.05]}}", robot)
-    _, frames = run(root, robot)
-    assert np.linalg.norm(frames[-1].eef - [0.10, 0.0, z + 0.05]) <= 0.01
-
-
-def test_a_carried_objects_point_at_rest_is_fixed_when_the_node_starts():
-    """A lowering into a basket is long: its spot does not move as the basket's contents do."""
-    robot = scene()
-    target = Target(object=PLATE, at="rest", offset=(0.0, 0.0, -0.02), carrying=BOWL)
-    fixed = target.in_world(robot)
-    before = fixed.position(robot, np.zeros(3))
-    move_box(PLATE, list(robot.pose_of(PLATE).pos + [0.05, 0.0, 0.0]))(robot)
-    assert np.allclose(fixed.position(robot, np.zeros(3)), before)
-    assert not np.allclose(target.position(robot, np.zeros(3)), before)
 
 
 def test_move_to_with_room_goes_to_the_spot_the_scene_finds_once(tmp_path):
