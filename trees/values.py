@@ -269,8 +269,7 @@ class TargetType(Type):
             for axis, v in zip("xy", c, strict=True):
                 if not_finite(v):
                     raise Invalid(f"'room' {corner} corner's {axis} {finite_problem(v)}")
-        corners = value
-        (x0, y0), (x1, y1) = corners
+        (x0, y0), (x1, y1) = value
         if x0 >= x1 or y0 >= y1:
             raise Invalid(f"'room' needs its low corner below its high one, got {_describe(value)}")
         return (float(x0), float(y0)), (float(x1), float(y1))
