@@ -551,7 +551,7 @@ class LiberoScene(Robot):
         """`spot_with_room` over the tops of the collision geometry (geom group 0) of everything
         but the robot and `carried`, looked at by rays cast down from `CEILING`; `near` when
         no spot has room."""
-        carried = self._canonical(carried)
+        carried, near = self._canonical(carried), np.asarray(near, dtype=float)[:2]
         skip = self._robot_geoms | set(self._extents.geoms.get(carried, ()))
         low, high = self.extent_of(carried)
 
@@ -560,9 +560,9 @@ class LiberoScene(Robot):
                 return np.array([CEILING - self._cast(np.array([x, y, CEILING]), -1.0, set())
                                  for x, y in points])
 
-        spot = spot_with_room(np.asarray(near, dtype=float)[:2], (high[:2] - low[:2]) / 2.0,
-                              room, heights, self._robot.base_pos)
-        return np.asarray(near, dtype=float)[:2] if spot is None else spot
+        spot = spot_with_room(near, (high[:2] - low[:2]) / 2.0, room, heights,
+                              self._robot.base_pos)
+        return near if spot is None else spot
 
     def observe(self) -> dict:
         obs = super().observe()
