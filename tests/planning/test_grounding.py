@@ -343,3 +343,19 @@ def test_a_said_next_to_does_not_decide_between_look_alikes_almost_as_far():
     scene = grounding._Scene.of(even, "pick the black bowl next to the plate")
     assert not [r for r in scene.referring(BOWL_1) + scene.referring(BOWL_2)
                 if "next to the plate" in r and "not" not in r]
+
+
+@pytest.mark.xdist_group("minilm")
+def test_each_clause_of_a_conjunction_may_say_its_goal_as_it_is_said():
+    """The white mug 13 cm from the left plate, the yellow-and-white one 18 cm from the right:
+    as single goals, "the plate next to the white mug" or "... not next to the yellow and white
+    mug" outrank "the left plate" (they share more of the whole instruction's words), but the
+    clause naming the white mug says "the left plate" (was: both mugs on the right plate)."""
+    plates = _facts({"porcelain_mug_1": [-0.115, -0.157, 0.434],
+                     "red_coffee_mug_1": [-0.2, -0.007, 0.439],
+                     "white_yellow_mug_1": [-0.067, 0.101, 0.437],
+                     "plate_1": [0.011, -0.286, 0.439], "plate_2": [-0.02, 0.278, 0.439]}, set())
+    text = ("put the white mug on the left plate and put the yellow and white mug on the right "
+            "plate")
+    assert rank(text, plates).decide() == [Goal("on", ("porcelain_mug_1", "plate_1")),
+                                           Goal("on", ("white_yellow_mug_1", "plate_2"))]

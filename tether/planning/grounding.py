@@ -101,7 +101,7 @@ ARTICLES = {"the", "a", "an"}
 DRAWER = "drawer"  # a drawer's name says it; a fixture with drawers is also called so
 PREPOSITIONS = {"in", "on", "to"}
 CLAUSE_KEEP = PRONOUNS | {"of"}  # the words `Clauses` keeps: "right of the plate" is a place
-RENDERINGS = 3  # a goal's best sentences a conjunction may say it by
+RENDERINGS = 3  # a goal's best sentences a conjunction may say it by (and its clause's best)
 NEXT_TO = 0.2  # m: a look-alike is "next to" something nearer than this
 NEXT_TO_SAID = 0.9  # ... or, said so, nearer than this share of the next one's distance
 SUPPORT_XY = 0.08  # m: an object stands on the highest thing under it within this distance
@@ -439,7 +439,8 @@ class Rendering:
 @dataclass
 class _Single:
     """A ranked single goal: its reading, the scene words of its best sentence, its best
-    renderings (best first; a conjunction may say the goal another way)."""
+    renderings (best first, then the one that best follows the clause naming its object; a
+    conjunction may say the goal another way)."""
 
     reading: Reading
     found: list[str]
@@ -504,10 +505,14 @@ class Ranker:
                  for f, r in zip(found, renderings, strict=True)])
             total += (_order_bonus(goal, clauses, scene) - _undone(clauses, (goal,))
                       - _unsaid(goal, clauses, scene) - _preposition_cost(goal, clauses, scene))
-            order = np.argsort(-total)
-            i = int(order[0])
+            order = [int(j) for j in np.argsort(-total)]
+            kept = order[:RENDERINGS]
+            if goal.args[0] in local:  # and the one its own clause says best
+                clause = local[goal.args[0]]
+                kept += [max(order, key=lambda j: _evidence(clause, found[j]))]
+            i = order[0]
             singles.append(_Single(Reading((goal,), str(renderings[i]), float(total[i])),
-                                   found[i], [renderings[int(j)] for j in order[:RENDERINGS]]))
+                                   found[i], [renderings[j] for j in dict.fromkeys(kept)]))
         singles.sort(key=lambda s: -s.reading.score)
         readings = [s.reading for s in singles]
         if singles and set(said) - set(singles[0].found):  # words the best goal leaves out
