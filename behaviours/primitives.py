@@ -28,6 +28,7 @@ from tether.scenes.grasps import (
     clear_grasp,
     clear_handle_grasp,
     fold,
+    grasp_box,
     grasp_point,
     slot_yaw,
     square_yaw,
@@ -115,7 +116,7 @@ class Target:
                 np.asarray(deref(self.offset), dtype=float)
         pos = robot.pose_of(name).pos.copy()
         if self.at in ("grasp", "grasp_square"):
-            pos = grasp_point(*robot.extent_of(name), hollow=robot.is_hollow(name))
+            pos = grasp_point(*grasp_box(robot, name), hollow=robot.is_hollow(name))
         elif self.at in GRASP_ANCHORS:
             pos = self.grasp(robot)[0]
         elif self.at != "center":
@@ -351,7 +352,7 @@ class MoveTo(RobotLeaf):
             return
         name = deref(target.object)
         yaw = float(Rotation.from_quat(self.quat).as_euler("xyz")[2])
-        grasp_stalls.record(name, Stall.of(*self.robot.extent_of(name), goal, yaw))
+        grasp_stalls.record(name, Stall.of(*grasp_box(self.robot, name), goal, yaw))
 
 
 class Rotate(RobotLeaf):

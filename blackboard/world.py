@@ -468,6 +468,10 @@ class Perceived(Robot):
         with self._layout("collision geometry"):
             return self.scene.is_hollow(name)
 
+    def thin_top(self, name: str) -> float:
+        with self._layout("collision geometry"):
+            return self.scene.thin_top(name)
+
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         with self._layout("collision geometry"):
             return self.scene.set_down(target, carried, near)

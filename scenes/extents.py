@@ -79,6 +79,17 @@ class BodyExtents:
         return [(pts.min(axis=0), pts.max(axis=0))
                 for pts, colliding in zip(local, self.colliding[name], strict=True) if colliding]
 
+    def tops(self, name: str, data: mujoco.MjData, thin: float) -> tuple[float, float]:
+        """The highest points of `name`'s colliding geoms that are at least `thin` thick in their
+        own frame and of those thinner (slabs, beams); -inf for a kind it has none of."""
+        tops = {True: -np.inf, False: -np.inf}
+        for world, local, colliding in zip(self._posed(name, data).points, self.points[name],
+                                           self.colliding[name], strict=True):
+            if colliding:
+                thick = bool(np.ptp(local, axis=0).min() >= thin)
+                tops[thick] = max(tops[thick], float(world[:, 2].max()))
+        return tops[True], tops[False]
+
     def _posed(self, name: str, data: mujoco.MjData) -> _Posed:
         """`name` at its geoms' poses in `data`; computed again only when one of them has moved
         (fixtures never do, and a tick asks for the same body several times)."""

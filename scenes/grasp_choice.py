@@ -30,6 +30,7 @@ from tether.scenes.grasps import (
     TURNED_YAWS,
     axis_of,
     fold,
+    grasp_box,
     grasp_point,
     handle_grasps,
     rim_grasps,
@@ -90,7 +91,7 @@ def feasible(robot: Robot, name: str, *, approach: float = 0.10) -> Iterator[Gra
     when asked for (a tree that takes the first checks no more)."""
     space = robot.motion_space([name])
     along = np.linspace(0.0, approach, int(np.ceil(approach / LINE_STEP)) + 1)
-    every = candidates(*robot.extent_of(name), DOWN, robot.handle_of(name),
+    every = candidates(*grasp_box(robot, name), DOWN, robot.handle_of(name),
                        hollow=robot.is_hollow(name))
     return (grasp for seed, grasp in enumerate(every)
             if all(space.solve(grasp.point - back * grasp.approach, grasp.quat, seed) is not None

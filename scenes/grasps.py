@@ -77,6 +77,9 @@ SAME_YAW = np.radians(5)  # wrist yaws nearer than this are the same candidate (
 MOVED = 0.02  # an object moved this far since a grasp stalled is a new situation (m)
 STALLS = 2  # a candidate is passed over once it stalled this often: once may be a passing contact
 EDGE_REACH = 0.72  # m from the arm's base (horizontally) beyond which a rim is taken nearest it
+THIN_PART = 0.008  # a part thinner than this (a panel, a beam) is no top a grasp is measured from
+FINGERS_UNDER_TOP = 0.045  # deepest fingertips go under the top of what fills their gap (m; the
+# hand meets a carton's ridge 4.7 cm above them)
 
 
 class NoGraspLeft(Exception):
@@ -111,6 +114,18 @@ class Stall:
 def _stalled(stalls: Sequence[Stall], low: np.ndarray, high: np.ndarray, point: np.ndarray,
              yaw: float) -> bool:
     return sum(s.matches(low, high, point, yaw) for s in stalls) >= STALLS
+
+
+def grasp_box(robot: Robot, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The box a grasp of object `name` is measured from: its bounding box, a solid object's
+    topped below the thin parts on its top (`Robot.thin_top`), as far as the fingers reach
+    (`FINGERS_UNDER_TOP`): the pads close on a carton's body, not on the ends of its gable's
+    panels, where a fingertip let go hooks and lifts it."""
+    low, high = robot.extent_of(name)
+    if robot.is_hollow(name):
+        return low, high
+    drop = min(robot.thin_top(name), FINGERS_UNDER_TOP - BODY_DEPTH)
+    return low, high - [0.0, 0.0, drop]
 
 
 def grasp_point(low: np.ndarray, high: np.ndarray, axis: str = "y", *, hollow: bool
@@ -192,7 +207,7 @@ def clear_grasp(robot: Robot, name: str, yaw: float = 0.0, stalls: Sequence[Stal
     """The first of `grasp_candidates` no stall matches that the open gripper at `yaw` can come
     straight down onto, and True; `grasp_point` and False when none can, or when a hollow
     object beyond `EDGE_REACH` would be taken anywhere but at the wall nearer the robot."""
-    low, high = robot.extent_of(name)
+    low, high = grasp_box(robot, name)
     hollow = robot.is_hollow(name)
     candidates = grasp_candidates(low, high, yaw=yaw, hollow=hollow)
     if hollow and axis_of(yaw) == "y" and robot.reach((low + high) / 2.0) > EDGE_REACH:
@@ -241,7 +256,7 @@ def turned_grasp(robot: Robot, name: str, stalls: Sequence[Stall] = ()
     lift it only to keep it when they open. (The quarter turn comes first because `place`
     turns a hand at it back to yaw 0 to set a bowl into a drawer.) Each passes over the
     candidates `stalls` match; `NoGraspLeft` when even the last resort did."""
-    low, high = robot.extent_of(name)
+    low, high = grasp_box(robot, name)
     hollow = robot.is_hollow(name)
     quarter, clear = clear_grasp(robot, name, TURNED_YAWS[0], stalls)
     if clear and (hollow or span(low, high, TURNED_YAWS[0]) <= MAX_SPAN):
@@ -287,7 +302,7 @@ def clear_handle_grasp(robot: Robot, name: str, stalls: Sequence[Stall] = ()
     handle = by_handle(robot, name)
     if handle is None:
         return None
-    low, high = robot.extent_of(name)
+    low, high = grasp_box(robot, name)
     return next(((point, yaw) for point, yaw in handle_grasps(handle)
                  if not _stalled(stalls, low, high, point, yaw)
                  and robot.clear_from_above(finger_probes(point, yaw), ignore=name)), None)

@@ -48,7 +48,7 @@ from tether.scenes.cameras import Cameras, View
 from tether.scenes.carry_way import carry_way
 from tether.scenes.catalogue import Task, get_task
 from tether.scenes.extents import BodyExtents
-from tether.scenes.grasps import axis_of, open_hand_box
+from tether.scenes.grasps import THIN_PART, axis_of, open_hand_box
 from tether.scenes.handles import Handle, find_handle
 from tether.scenes.hollows import HOLLOW_RATIO, depth_ratio
 from tether.scenes.isolation import privileged
@@ -422,6 +422,19 @@ class LiberoScene(Robot):
         over it: it can be taken out) and, for a body, its own: the distance to the first hit."""
         name = self._canonical(name)
         return self._ray(self.pose_of(name).pos, 1.0, set(self._extents.geoms.get(name, ())))
+
+    @privileged
+    def thin_top(self, name: str) -> float:
+        """From the top of `name`'s box down to the top of its colliding geoms at least
+        `THIN_PART` thick, when thinner ones rise more than `THIN_PART` above those (a roof of
+        panels, not a can's rim); else 0."""
+        name = self._canonical(name)
+        if name not in self._extents:
+            return 0.0
+        thick, thin = self._extents.tops(name, self._data, THIN_PART)
+        if not np.isfinite(thick) or thin - thick <= THIN_PART:
+            return 0.0
+        return max(0.0, float(self.extent_of(name)[1][2]) - thick)
 
     @privileged
     def surface(self, name: str) -> float:

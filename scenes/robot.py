@@ -202,6 +202,12 @@ class Robot(abc.ABC):
         has no geometry."""
         return float("inf")
 
+    def thin_top(self, name: str) -> float:
+        """How far (m) an object's top is made of thin parts only (a carton's gable of panels),
+        which a grasp is not measured from (`tether.scenes.grasps.grasp_box`); 0 unless a scene
+        knows the object's parts."""
+        return 0.0
+
     def surface(self, name: str) -> float:
         """The height (m, world z) at which something set on entity `name` comes to rest: the
         top of its box, unless a scene knows better (a region's box can lie below what bears it:

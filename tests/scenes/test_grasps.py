@@ -10,7 +10,9 @@ from scipy.spatial.transform import Rotation
 
 from tests.trees.harness import compile_node, run
 from tether.scenes.grasps import (
+    BODY_DEPTH,
     EDGE_REACH,
+    FINGERS_UNDER_TOP,
     HAND_HALF_LENGTH,
     HANDLE_DEPTH,
     HANDLE_INSET,
@@ -30,6 +32,7 @@ from tether.scenes.grasps import (
     clear_handle_grasp,
     finger_probes,
     fold,
+    grasp_box,
     grasp_point,
     handle_grasps,
     rim_grasps,
@@ -420,3 +423,18 @@ def test_a_bowl_at_the_edge_of_the_arms_reach_is_taken_at_the_wall_nearer_the_ro
     assert robot.reach(point) < reach - 0.04
     solid = FromABase({"cream_cheese_1": (BOWL[0], [0.03, 0.02, 0.01])}, (), base=(-reach, 0.0))
     assert clear_grasp(solid, "cream_cheese_1", 0.0)[1]  # a solid object is taken across anyway
+
+
+def test_a_solid_object_is_measured_from_below_its_thin_top_and_a_hollow_one_from_its_rim():
+    """A carton's gable of thin panels (3.2 cm) is no top for its grasp; a bowl keeps its rim."""
+    class Gabled(BoxesFromAbove):
+        def thin_top(self, name: str) -> float:
+            return 0.032
+
+    robot = Gabled({"milk_1": ([0.0, 0.0, 0.072], [0.027, 0.027, 0.072]), BOWLS[0]: BOWL},
+                   hollow=BOWLS)
+    low, high = grasp_box(robot, "milk_1")  # lowered as far as the fingers reach
+    assert high == pytest.approx([0.027, 0.027, 0.144 - (FINGERS_UNDER_TOP - BODY_DEPTH)])
+    assert low == pytest.approx(robot.extent_of("milk_1")[0])
+    assert grasp_point(low, high, hollow=False)[2] == pytest.approx(0.144 - FINGERS_UNDER_TOP)
+    assert grasp_box(robot, BOWLS[0])[1] == pytest.approx(robot.extent_of(BOWLS[0])[1])

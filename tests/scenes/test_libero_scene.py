@@ -418,3 +418,13 @@ def test_set_down_on_an_object_keeps_the_hand_off_a_tall_neighbour():
             assert turn == turned and np.allclose(spot, middle)
         finally:
             scene.close()
+
+
+def test_a_cartons_gable_of_thin_panels_is_its_thin_top_and_a_bottles_cap_is_not():
+    scene = LiberoScene("libero_object/9", init_state=0, seed=0)
+    try:
+        assert scene.thin_top("orange_juice_1") == pytest.approx(0.032, abs=0.002)
+        for solid in ("ketchup_1", "salad_dressing_1", "bbq_sauce_1", "butter_1"):
+            assert scene.thin_top(solid) == 0.0
+    finally:
+        scene.close()

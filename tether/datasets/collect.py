@@ -41,7 +41,7 @@ from tether.models.observation import (
 )
 from tether.models.policy import Policy, check_chunk
 from tether.models.scripted import ScriptedGrasp
-from tether.scenes.grasps import grasp_point
+from tether.scenes.grasps import grasp_box, grasp_point
 from tether.scenes.robot import Robot
 from tether.scenes.vocabulary import category_of, noun
 from tether.trees.episode import run_episode
@@ -119,7 +119,7 @@ def grasp_tree(robot: Robot, obj: str, recording: Recording, instruction: str,
     """Stage, then grasp: `move_to` (gripper open, orientation kept) a pre-grasp point above
     `obj`'s grasp point with a random offset, then the `vla` leaf driving `recording` until
     `obj` is `LIFT` m up (FAILURE after `GRASP_STEPS` actions)."""
-    goal = grasp_point(*robot.extent_of(obj), hollow=robot.is_hollow(obj)) \
+    goal = grasp_point(*grasp_box(robot, obj), hollow=robot.is_hollow(obj)) \
         + np.array([0.0, 0.0, config.height])
     goal = goal + rng.uniform([-config.jitter_xy, -config.jitter_xy, -config.jitter_z],
                               [config.jitter_xy, config.jitter_xy, config.jitter_z])
