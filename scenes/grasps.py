@@ -5,7 +5,8 @@ default), x with the wrist turned to yaw pi/2. A grasp is a point the fingertips
 fingers closing along `axis`. A hollow object (open-topped, `Robot.is_hollow`, decided from its
 geometry by `tether.scenes.hollows`: a bowl, a mug, a basket) is taken at the rim, on the wall the
 fingers can pinch (the +y wall for `axis="y"`, the -x wall, nearer the robot, for `axis="x"`), 3 cm
-above a bowl's base. Everything else is taken across its middle, a little below its top.
+above a bowl's base. Everything else is taken across its middle, a little below its top (below
+the thin parts on top, a carton's gable, as far as the fingers reach: `grasp_box`).
 `grasp_point` is a pure function of the object's world bounding box and its hollowness;
 `finger_probes` gives the points the open fingertips and the hand above them (20 cm long along the
 closing axis) occupy there, with the wrist at any yaw, which a scene can test for room
