@@ -51,6 +51,7 @@ class BodyExtents:
         self.geoms: dict[str, np.ndarray] = {}
         self.points: dict[str, list[np.ndarray]] = {}
         self.colliding: dict[str, np.ndarray] = {}  # per geom: in collision group 0
+        self.thickness: dict[str, list[float]] = {}  # per geom: its least extent in its own frame
         self._last: dict[str, _Posed] = {}  # the last poses each body was asked at
         for name, root in roots.items():
             bodies, stack = [], [root]
@@ -62,6 +63,7 @@ class BodyExtents:
             self.geoms[name] = geoms
             self.points[name] = [_local_points(model, g) for g in geoms]
             self.colliding[name] = model.geom_group[geoms] == 0
+            self.thickness[name] = [float(np.ptp(p, axis=0).min()) for p in self.points[name]]
 
     def __contains__(self, name: str) -> bool:
         return name in self.geoms and len(self.geoms[name]) > 0
@@ -83,11 +85,11 @@ class BodyExtents:
         """The highest points of `name`'s colliding geoms that are at least `thin` thick in their
         own frame and of those thinner (slabs, beams); -inf for a kind it has none of."""
         tops = {True: -np.inf, False: -np.inf}
-        for world, local, colliding in zip(self._posed(name, data).points, self.points[name],
-                                           self.colliding[name], strict=True):
+        for world, thickness, colliding in zip(self._posed(name, data).points,
+                                               self.thickness[name], self.colliding[name],
+                                               strict=True):
             if colliding:
-                thick = bool(np.ptp(local, axis=0).min() >= thin)
-                tops[thick] = max(tops[thick], float(world[:, 2].max()))
+                tops[thickness >= thin] = max(tops[thickness >= thin], float(world[:, 2].max()))
         return tops[True], tops[False]
 
     def _posed(self, name: str, data: mujoco.MjData) -> _Posed:

@@ -434,7 +434,7 @@ class LiberoScene(Robot):
         thick, thin = self._extents.tops(name, self._data, THIN_PART)
         if not np.isfinite(thick) or thin - thick <= THIN_PART:
             return 0.0
-        return max(0.0, float(self.extent_of(name)[1][2]) - thick)
+        return float(self.extent_of(name)[1][2]) - thick
 
     @privileged
     def surface(self, name: str) -> float:
