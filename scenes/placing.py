@@ -117,8 +117,9 @@ def spot_with_room(near: np.ndarray, half: np.ndarray, room: np.ndarray,
     found = top[np.isfinite(top)]
     if not len(found):
         return None
-    values, counts = np.unique(np.round(found, 2), return_counts=True)
-    surface = float(np.median(found[np.round(found, 2) == values[counts.argmax()]]))
+    centimetres = np.round(found, 2)
+    values, counts = np.unique(centimetres, return_counts=True)
+    surface = float(np.median(found[centimetres == values[counts.argmax()]]))
     standing = _summed(top > surface + BARE)
     off = _summed(~(top >= surface - BARE))  # past the table's edge, or into a hole
 
