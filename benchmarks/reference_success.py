@@ -93,7 +93,7 @@ def markdown(refs: list[Reference], rows: list[dict], n: int) -> str:
                 below.append(f"{t.index}: {k}/{len(rs)}")
             codes = Counter(c for r in rs for c in r["errors"])
             steps = f"{sum(r['steps'] for r in rs) / len(rs):.0f}" if rs else "-"
-            tables.append(f"| {t.index} | {t.name} | {goal} | {' + '.join(ref.trees)} | "
+            tables.append(f"| {t.index} | {t.name} | {goal} | {' + '.join(ref.subtrees())} | "
                           f"**{k}/{len(rs)}** | {steps} | "
                           + (", ".join(f"{c} x{m}" for c, m in codes.most_common()) or "-")
                           + " |")

@@ -488,6 +488,10 @@ class Perceived(Robot):
         with self._layout("articulation"):
             return self.scene.joint_of(name)
 
+    def swept(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        with self._layout("articulation"):
+            return self.scene.swept(name)
+
     # --- cameras and acting ------------------------------------------------------------------
     def look(self) -> list[str]:
         return self.world.look()

@@ -63,6 +63,7 @@ UNSEEN_GROUP = 5  # geom group rays do not see (they look at group 0, collision 
 # LIBERO spells these without the underscore; tether's predicate registry with it.
 _LIBERO_PREDICATE = {"turn_on": "turnon", "turn_off": "turnoff"}
 _TETHER_PREDICATE = {v: k for k, v in _LIBERO_PREDICATE.items()}
+JOINT_KINDS = {mujoco.mjtJoint.mjJNT_SLIDE: SLIDE, mujoco.mjtJoint.mjJNT_HINGE: HINGE}
 
 
 def _xyzw(wxyz: np.ndarray) -> np.ndarray:
@@ -463,9 +464,22 @@ class LiberoScene(Robot):
         up its site's body chain (a drawer's region moves with the drawer); for a fixture, the
         first among its bodies (a stove's knob). `TetherError` when nothing moves it."""
         name = self._canonical(name)
+        j = self._joint_index(name)
+        if j is None:
+            return super().joint_of(name)
         model, data = self._env.env.sim.model._model, self._data
-        kinds = {mujoco.mjtJoint.mjJNT_SLIDE: SLIDE, mujoco.mjtJoint.mjJNT_HINGE: HINGE}
-        movable = [j for j in range(model.njnt) if model.jnt_type[j] in kinds]
+        body = int(model.jnt_bodyid[j])
+        origin = self.pose_of(name).pos if name in self._sites else data.xpos[body]
+        kind = JOINT_KINDS[model.jnt_type[j]]
+        arm = None if kind == SLIDE else arm_of(self._corners(body), data.xanchor[j],
+                                                self._robot.base_pos)
+        return from_model(kind, data.xanchor[j], data.xaxis[j], *model.jnt_range[j],
+                          float(data.qpos[model.jnt_qposadr[j]]), origin, arm)
+
+    def _joint_index(self, name: str) -> int | None:
+        """The index of `joint_of`'s joint in the model, or None."""
+        model = self._env.env.sim.model._model
+        movable = [j for j in range(model.njnt) if model.jnt_type[j] in JOINT_KINDS]
         if name in self._sites:
             body, found = int(model.site_bodyid[self._sites[name]]), []
             while body and not found:
@@ -475,16 +489,19 @@ class LiberoScene(Robot):
             found = [j for j in movable if (mujoco.mj_id2name(
                 model, mujoco.mjtObj.mjOBJ_BODY, int(model.jnt_bodyid[j])) or ""
             ).startswith(name + "_")]
-        if not found:
-            return super().joint_of(name)
-        j = found[0]
-        body = int(model.jnt_bodyid[j])
-        origin = self.pose_of(name).pos if name in self._sites else data.xpos[body]
-        kind = kinds[model.jnt_type[j]]
-        arm = None if kind == SLIDE else arm_of(self._corners(body), data.xanchor[j],
-                                                self._robot.base_pos)
-        return from_model(kind, data.xanchor[j], data.xaxis[j], *model.jnt_range[j],
-                          float(data.qpos[model.jnt_qposadr[j]]), origin, arm)
+        return found[0] if found else None
+
+    @privileged
+    def swept(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The box of the collision geometry of the body on `name`'s slide joint (a drawer with
+        its front and handle) as it is now and as it is fully open, together."""
+        joint = self.joint_of(name)
+        if joint.kind != SLIDE:
+            return super().swept(name)
+        model = self._env.env.sim.model._model
+        corners = self._corners(int(model.jnt_bodyid[self._joint_index(self._canonical(name))]))
+        corners = np.vstack([corners, corners + joint.axis * (joint.travel - joint.open)])
+        return corners.min(axis=0), corners.max(axis=0)
 
     def _corners(self, body: int) -> np.ndarray:
         """World corners of the bounding boxes of `body`'s collision geoms (group 0)."""

@@ -219,6 +219,12 @@ class Robot(abc.ABC):
         (a stove's knob); `TetherError` when the scene knows of none."""
         raise TetherError(f"'{name}' has no joint in this scene")
 
+    def swept(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The box (low, high world corners) that the part sliding on entity `name`'s joint (a
+        drawer, by its region) passes through from where it is now to fully open; `TetherError`
+        when the scene knows of no such part."""
+        raise TetherError(f"'{name}' has no sliding part in this scene")
+
     def motion_space(self, allow: Sequence[str], carrying: str | None = None
                      ) -> ConfigurationSpace:
         """The arm among the scene's geometry for one planned motion that may touch the

@@ -317,6 +317,14 @@ def test_joints_are_read_from_the_model():
         with pytest.raises(TetherError, match="'plate_1' has no joint"):
             scene.joint_of("plate_1")
         assert scene.headroom("wooden_cabinet_1_top_region") == pytest.approx(0.035, abs=0.005)
+        # the drawer's body (walls, front and handle) sweeps out 16 cm past the cabinet's front
+        low, high = scene.swept("wooden_cabinet_1_top_region")
+        cabinet = scene.extent_of("wooden_cabinet_1")
+        assert high[1] == pytest.approx(cabinet[1][1] + 0.16, abs=0.005)
+        assert low[1] == pytest.approx(cabinet[0][1], abs=0.03)
+        assert low[2] > scene.extent_of("wooden_cabinet_1_middle_region")[1][2]
+        with pytest.raises(TetherError, match="no sliding part"):
+            scene.swept("flat_stove_1")
     finally:
         scene.close()
 

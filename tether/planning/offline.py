@@ -34,7 +34,7 @@ from tether.planning.grounding import GroundingConfig, rank
 from tether.planning.instructions import Literal, parse
 from tether.planning.plan import Plan, Subtask, read_plan
 from tether.planning.request import PlanRequest
-from tether.planning.skills import Goal, Parts, placements, steps_for
+from tether.planning.skills import Goal, Parts, clearings, placements, steps_for
 from tether.scenes.referring import SceneFacts, ground, is_region, words
 
 PLAN_KEY = "plan"  # where a successful episode's plan is kept in its metadata
@@ -91,10 +91,11 @@ def _all_of(phrase: str, facts: SceneFacts) -> list[str]:
 def plan_goals(instruction: str, goals: list[Goal], parts: Parts,
                planner: str = "parser") -> Plan:
     """A plan with one sub-task per goal: the steps of the skill the scene's `parts` call for
-    (`tether.planning.skills`), the goal as its expected effect."""
+    (`tether.planning.skills`), after any that clear its way, the goal as its expected effect."""
     return Plan(instruction=instruction, planner=planner, subtasks=[
-        Subtask(goal=str(g), steps=steps_for(g, parts, spot), expect=[g.expect()])
-        for g, spot in zip(goals, placements(goals, parts), strict=True)])
+        Subtask(goal=str(g), steps=first + steps_for(g, parts, spot), expect=[g.expect()])
+        for g, spot, first in zip(goals, placements(goals, parts), clearings(goals, parts),
+                                  strict=True)])
 
 
 def _entities_in(value: Any, known: set[str]) -> list[str]:

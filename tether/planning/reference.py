@@ -7,11 +7,11 @@ parameters bound from the literal (`from_goal`), and a goal of several literals 
 in sequence, in the goal's order except that `turn_on`/`turn_off` literals come first (a stove's
 knob is beside its cook region: the hand pushing it, 20 cm long, would sweep what stands there),
 `close` literals last (a drawer or door must stay open while something is put in it), and `in(X,
-R)` is preceded by `open(R)` when R moves on a joint and the task does not start with it open; X
-is then first set on that fixture's top (`on(X, <fixture>_top_side)`, when the task has the
-region): the opened drawer overhangs the table in front, where X may stand, out of reach from
-above. Where each object is set down (side by side when several share a target, toward a
-drawer's front) is the planner's rule too (`tether.planning.skills.placements`). An object
+R)` is preceded by `open(R)` when R moves on a joint and the task does not start with it open.
+What is moved out of a drawer's way before it opens (`tether.planning.skills.clearings`: an
+object a later literal takes, standing where the opened drawer comes) and where each object is
+set down (side by side when several share a target, toward a drawer's front) are the planner's
+rules too (`tether.planning.skills.placements`). An object
 that starts in a drawer comes over its target up to `CROSS` m higher than `place`'s carry height
 (`cross`), clearing the drawer's walls. Trees acting on a joint read its axis from the model
 themselves (`at: joint`), so a turned cabinet needs no parameters. A literal no tree achieves
@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tether.errors import TetherError
-from tether.planning.skills import Goal, Parts, parts_of, placements, skill_for
+from tether.planning.skills import Goal, Parts, clearings, parts_of, placements, skill_for
 from tether.scenes.bddl import read_problem
 from tether.scenes.catalogue import get_task
 from tether.scenes.joints import SLIDE
@@ -47,14 +47,23 @@ class Reference:
     missing: tuple[str, ...]  # predicates without a tree
     spots: tuple[dict[str, float], ...] = ()  # per step: where its object goes (`placements`)
     in_drawer: tuple[bool, ...] = ()  # per step: whether its object starts in a drawer
+    before: tuple[tuple[dict, ...], ...] = ()  # per step: the steps that clear its way first
+
+    def subtrees(self) -> list[str]:
+        """The library trees the reference runs, in order, those that clear a way included."""
+        before = self.before or ((),) * len(self.trees)
+        return [step["subtree"] for first, tree in zip(before, self.trees, strict=False)
+                for step in (*first, {"subtree": tree})]
 
     def document(self) -> dict:
         """The reference tree: one library subtree per goal literal, in sequence."""
-        steps = []
+        steps: list[dict] = []
         spots = self.spots or ({},) * len(self.goal)
         in_drawer = self.in_drawer or (False,) * len(self.goal)
-        for literal, name, spot, from_drawer in zip(self.goal, self.trees, spots, in_drawer,
-                                                    strict=True):
+        before = self.before or ((),) * len(self.goal)
+        for literal, name, spot, from_drawer, first in zip(self.goal, self.trees, spots,
+                                                           in_drawer, before, strict=True):
+            steps += first
             params = read_tree_file(LIBRARY / f"{name}.yaml").params.values()
             bound = {p.name: literal[p.from_goal] for p in params
                      if p.from_goal is not None and p.from_goal < len(literal)} | spot
@@ -70,27 +79,17 @@ def goal_of(problem, parts: Parts) -> tuple[tuple[str, ...], ...]:
     """The goal literals of a task's parsed BDDL `problem`, with tether's predicate names, in
     the order the reference achieves them: knobs first, `close` literals last, and `in(X, R)`
     preceded by `open(R)` when R moves on a joint (`parts`: a drawer) and the task does not start
-    with it open, and X set on the fixture's top before anything is opened."""
+    with it open."""
     goal = [(_TETHER_PREDICATE.get(lit[0], lit[0]), *lit[1:]) for lit in problem.goal]
     opened = {lit[1] for lit in problem.init if lit[0] == "open"}
-    clear: list[tuple[str, ...]] = []
     steps: list[tuple[str, ...]] = []
     for lit in goal:
         if lit[0] == "in" and _moves(parts, lit[2]) \
-                and not opened & {lit[2], _owner(problem, lit[2])}:
-            clear += _clear_of_drawer(problem, lit[1], lit[2])
-            if ("open", lit[2]) not in goal:
-                steps.append(("open", lit[2]))
+                and not opened & {lit[2], _owner(problem, lit[2])} \
+                and ("open", lit[2]) not in goal:
+            steps.append(("open", lit[2]))
         steps.append(lit)
-    return tuple(sorted(clear + steps, key=lambda g: (g[0] in LAST) - (g[0] in FIRST)))
-
-
-def _clear_of_drawer(problem, obj: str, drawer: str) -> list[tuple[str, ...]]:
-    """`on(obj, top)` when the drawer's fixture has a top surface region: the object is set there
-    before the drawer is opened. The opened drawer overhangs the table in front of its fixture,
-    and an object under it cannot be taken from above; the fixture's top is clear of it."""
-    top = f"{_owner(problem, drawer)}_top_side"
-    return [("on", obj, top)] if top in problem.region_names() else []
+    return tuple(sorted(steps, key=lambda g: (g[0] in LAST) - (g[0] in FIRST)))
 
 
 def _owner(problem, region: str) -> str | None:
@@ -137,9 +136,11 @@ def reference_for(task: str, parts: Parts | None = None) -> Reference:
             trees.append(skill_for(Goal(g[0], tuple(g[1:])), parts))
         except TetherError:
             missing.append(g[0])
-    spots = tuple(placements([Goal(g[0], tuple(g[1:])) for g in goal], parts))
+    goals = [Goal(g[0], tuple(g[1:])) for g in goal]
+    spots = tuple(placements(goals, parts))
+    before = tuple(tuple(steps) for steps in clearings(goals, parts))
     in_drawer = tuple(any(lit[0].lower() == "in" and lit[1] == g[1] and _drawer(parts, lit[2])
                           for lit in problem.init) for g in goal)
     missing = tuple(dict.fromkeys(missing))
     return Reference(get_task(task).id, goal, () if missing else tuple(trees), missing, spots,
-                     in_drawer)
+                     in_drawer, before)

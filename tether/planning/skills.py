@@ -30,6 +30,13 @@ surface its middle stays `INSET` inside the target's edge, in a container its na
 stays inside the walls (with `MARGIN` for the fingers). An object put in a drawer goes
 `DRAWER_FRONT` m toward the drawer's front (its slide's opening direction): the cabinet above
 overhangs the drawer's back.
+
+What stands in a drawer's way is moved first, one rule too (`clearings`): before a goal opens a
+part on a slide, each object a later goal takes (by a grasp: every `on`/`in` but a push) whose
+footprint comes within `CLEAR` of the box the sliding body passes through (`Part.swept`) and
+whose bottom is lower than that body's is taken and set down by `make_way`, along the part's
+opening until it is `CLEAR` past that box: the opened drawer would stand over it (the hand could
+no longer come down to it) or push it.
 """
 
 from __future__ import annotations
@@ -50,6 +57,9 @@ HAND = 0.10  # how far the hand reaches above its fingertips (m): headroom a gra
 STEP = 0.01  # a target's surface this close to a flat object's bottom is level with it (m)
 SPREAD = 0.05  # objects sharing a target are set down up to this far from its middle (m)
 DRAWER_FRONT = 0.03  # an object put in a drawer goes this far toward its front from its middle (m)
+CLEAR = 0.03  # an object this near where a drawer comes is in its way, and is set this far past (m)
+DROP = 0.01  # it is carried to this high above where it stood, then lowered until it rests (m)
+BACK = 0.15  # then the hand goes this high over its top where it stood, as a grasp lifts it (m)
 
 
 @dataclass(frozen=True)
@@ -67,13 +77,17 @@ class Goal:
         return {"predicate": self.predicate, **dict(zip(names, self.args, strict=False))}
 
 
+Box = tuple[tuple[float, float, float], tuple[float, float, float]]  # low, high corners (world)
+
+
 @dataclass(frozen=True)
 class Part:
     """What skill selection knows of an entity: its bounding box's size (m, x y z), the kind of
     joint that moves it (`slide`, `hinge` or None), the world direction it moves to open (for a
     joint), the free height above its middle (m; inf when open above), the world height of its
     bottom and the height at which something set on it rests (`Robot.surface`; both default to
-    0: standing on one floor)."""
+    0: standing on one floor), its box's middle (world) and, for a part on a slide, the box the
+    sliding body passes through as it opens fully (`Robot.swept`)."""
 
     size: tuple[float, float, float]
     joint: str | None = None
@@ -81,6 +95,8 @@ class Part:
     headroom: float = math.inf
     bottom: float = 0.0
     surface: float = 0.0
+    middle: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    swept: Box | None = None
 
 
 Parts = Mapping[str, Part]
@@ -96,12 +112,17 @@ def parts_of(robot: Robot, names: list[str] | None = None) -> dict[str, Part]:
             continue
         try:
             joint = robot.joint_of(name)
-            kind, opening = joint.kind, tuple(float(v) for v in joint.opening())
+            kind, opening = joint.kind, _floats(joint.opening())
         except TetherError:
             kind, opening = None, None
-        parts[name] = Part(tuple(float(v) for v in high - low), kind, opening,
-                           robot.headroom(name), float(low[2]), robot.surface(name))
+        swept = tuple(_floats(c) for c in robot.swept(name)) if kind == SLIDE else None
+        parts[name] = Part(_floats(high - low), kind, opening, robot.headroom(name),
+                           float(low[2]), robot.surface(name), _floats((low + high) / 2), swept)
     return parts
+
+
+def _floats(values) -> tuple[float, float, float]:
+    return tuple(float(v) for v in values)  # type: ignore[return-value]
 
 
 def _flat(part: Part) -> bool:
@@ -182,6 +203,59 @@ def placements(goals: Sequence[Goal], parts: Parts) -> list[dict[str, float]]:
                 spot = {"spot_x": round(min(SPREAD, max(room, 0.0)) * (2 * i / (k - 1) - 1), 6)}
         spots.append(spot)
     return spots
+
+
+def clearings(goals: Sequence[Goal], parts: Parts) -> list[list[dict]]:
+    """Per goal, the steps to take before it (see the module docstring): before a slide is
+    opened, `make_way` for each object a later goal takes that stands in its way."""
+    before: list[list[dict]] = []
+    for i, goal in enumerate(goals):
+        part = parts.get(goal.args[0]) if goal.predicate == "open" else None
+        moved: dict[str, dict] = {}
+        for later in goals[i + 1:] if part is not None and part.swept is not None else ():
+            takes = later.predicate in ("on", "in") and all(a in parts for a in later.args) \
+                and skill_for(later, parts) != "push"
+            if takes and _in_way(obj := parts[later.args[0]], part):
+                moved[later.args[0]] = {"subtree": "make_way", "with": {
+                    "object": later.args[0], "part": goal.args[0], **_aside(obj, part)}}
+        before.append(list(moved.values()))
+    return before
+
+
+def _in_way(obj: Part, part: Part) -> bool:
+    """Whether `obj` stands where the sliding `part` comes as it opens: its footprint within
+    `CLEAR` of the sweep's and its bottom lower than the sliding body's (under it or in front of
+    it, not in it)."""
+    (low, high), half = part.swept, [v / 2 for v in obj.size]
+    return obj.bottom < low[2] and all(
+        obj.middle[a] + half[a] > low[a] - CLEAR and obj.middle[a] - half[a] < high[a] + CLEAR
+        for a in (0, 1))
+
+
+def _aside(obj: Part, part: Part) -> dict[str, list[float]]:
+    """`make_way`'s `spot` and `back`, from `part`'s middle: where `obj`'s bottom middle goes,
+    moved along the part's opening until its footprint is `CLEAR` past the sweep's far side,
+    `DROP` above where it stood; where the hand goes after, `BACK` over where `obj` stood."""
+    way = part.opening or (0.0, 0.0, 0.0)
+    low, high = part.swept
+
+    def along(middle, size) -> tuple[float, float]:  # a box's near and far ends along the way
+        centre = sum(m * w for m, w in zip(middle[:2], way, strict=False))
+        half = sum(abs(w) * d / 2 for w, d in zip(way[:2], size, strict=False))
+        return centre - half, centre + half
+
+    sweep = along([(a + b) / 2 for a, b in zip(low, high, strict=True)],
+                  [b - a for a, b in zip(low, high, strict=True)])
+    shift = sweep[1] + CLEAR - along(obj.middle, obj.size)[0]
+    here = [obj.middle[a] - part.middle[a] for a in (0, 1)]
+    top = obj.bottom + obj.size[2]
+    return {"spot": _rounded([here[0] + shift * way[0], here[1] + shift * way[1],
+                              obj.bottom + DROP - part.middle[2]]),
+            "back": _rounded([*here, top + BACK - part.middle[2]])}
+
+
+def _rounded(values: list[float]) -> list[float]:
+    return [round(v, 6) + 0.0 for v in values]  # no -0.0
 
 
 def steps_for(goal: Goal, parts: Parts, spot: Mapping[str, float] | None = None) -> list[dict]:
