@@ -76,7 +76,9 @@ class Target:
     `room` (low and high xy corners, from the point), the point, fixed when the node starts,
     moves to the nearest spot where the carried object and that rectangle beside it stand on
     bare surface (`Robot.spot_with_room`): `slide_in` stages a mug where the hand has room to
-    take it again by its handle.
+    take it again by its handle; with `clear_of` too, that spot keeps the carried object off the
+    box that entity's sliding part passes through as it opens (`Robot.swept`): `make_way` sets
+    an object down out of a drawer's way.
     """
 
     world: tuple[float, float, float] | None = None
@@ -90,6 +92,7 @@ class Target:
     closing: bool = False
     avoid: bool = False
     room: tuple[tuple[float, float], tuple[float, float]] | None = None
+    clear_of: str | Ref | None = None
 
     def __str__(self) -> str:
         if self.world is not None:
@@ -101,6 +104,7 @@ class Target:
         held = f" with {self.carrying}" if self.carrying else ""
         return f"{self.object}{at}{off}{held}" + (f" rising {self.rise:g}" if self.rise else "") \
             + (" where the hand has room" if self.room else "") \
+            + (f" clear of {self.clear_of}" if self.clear_of else "") \
             + (" around or over what is on the way" if self.avoid else "")
 
     def position(self, robot: Robot, start: np.ndarray) -> np.ndarray:
@@ -168,8 +172,11 @@ class Target:
         if self.room is not None and self.carrying is not None:
             offset = np.asarray(deref(self.offset), dtype=float)
             near = replace(self, carrying=None, rise=0.0).position(robot, np.zeros(3))
-            spot = robot.spot_with_room(deref(self.carrying), near[:2], np.asarray(self.room))
-            return replace(self, offset=tuple(offset + [*(spot - near[:2]), 0.0]), room=None)
+            keep_out = None if self.clear_of is None else robot.swept(deref(self.clear_of))
+            spot = robot.spot_with_room(deref(self.carrying), near[:2], np.asarray(self.room),
+                                        keep_out)
+            return replace(self, offset=tuple(offset + [*(spot - near[:2]), 0.0]), room=None,
+                           clear_of=None)
         if self.relative is None or self.along is None:
             return self
         return Target(relative=tuple(self.frame(robot) @ np.asarray(deref(self.relative), float)))

@@ -476,9 +476,10 @@ class Perceived(Robot):
         with self._layout("collision geometry"):
             return self.scene.set_down(target, carried, near)
 
-    def spot_with_room(self, carried: str, near: np.ndarray, room: np.ndarray) -> np.ndarray:
+    def spot_with_room(self, carried: str, near: np.ndarray, room: np.ndarray,
+                       keep_out: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         with self._layout("collision geometry"):
-            return self.scene.spot_with_room(carried, near, room)
+            return self.scene.spot_with_room(carried, near, room, keep_out)
 
     def hinge_of(self, name: str) -> Hinge:
         with self._layout("articulation"):

@@ -577,7 +577,8 @@ class LiberoScene(Robot):
                         np.asarray(near, dtype=float))
 
     @privileged
-    def spot_with_room(self, carried: str, near: np.ndarray, room: np.ndarray) -> np.ndarray:
+    def spot_with_room(self, carried: str, near: np.ndarray, room: np.ndarray,
+                       keep_out: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """`spot_with_room` over the tops of the collision geometry (geom group 0) of everything
         but the robot and `carried`, looked at by rays cast down from `CEILING`; `near` when
         no spot has room."""
@@ -591,7 +592,7 @@ class LiberoScene(Robot):
                                  for x, y in points])
 
         spot = spot_with_room(near, (high[:2] - low[:2]) / 2.0, room, heights,
-                              self._robot.base_pos)
+                              self._robot.base_pos, keep_out)
         return near if spot is None else spot
 
     def observe(self) -> dict:

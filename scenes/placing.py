@@ -96,12 +96,13 @@ def _overlap(centres: np.ndarray, half: np.ndarray, boxes: list[Box]) -> np.ndar
 
 def spot_with_room(near: np.ndarray, half: np.ndarray, room: np.ndarray,
                    heights: Callable[[np.ndarray], np.ndarray],
-                   base: np.ndarray) -> np.ndarray | None:
+                   base: np.ndarray, keep_out: Box | None = None) -> np.ndarray | None:
     """The xy nearest `near` (within `SEARCH`, on a `RAY_STEP` grid, and no farther from the arm's
     `base` than `ARM_REACH` or `near` is) where the object's footprint (`half` its xy size,
-    around the spot) is bare surface and nothing stands in the rectangle `room` (2 x 2: low and
-    high xy corners, from the spot; the hand may pass over an edge), both `ROOM_MARGIN` wider;
-    None when there is none. `heights` gives the height of the top of what stands at each of n
+    around the spot) is bare surface, off the box `keep_out` (seen from above; where a drawer
+    comes as it opens), and nothing stands in the rectangle `room` (2 x 2: low and high xy
+    corners, from the spot; the hand may pass over an edge), all `ROOM_MARGIN` wider; None when
+    there is none. `heights` gives the height of the top of what stands at each of n
     xy points (n x 2; -inf over nothing); the surface is the height most of the searched area
     has (the table: the commonest centimetre, and in it the middle height)."""
     near, base = np.asarray(near, dtype=float), np.asarray(base, dtype=float)[:2]
@@ -136,7 +137,10 @@ def spot_with_room(near: np.ndarray, half: np.ndarray, room: np.ndarray,
         spot = near + offset * RAY_STEP
         if np.hypot(*offset) * RAY_STEP <= SEARCH and np.linalg.norm(spot - base) <= reach \
                 and clear(standing, offset, -half, half) and clear(off, offset, -half, half) \
-                and clear(standing, offset, room[0], room[1]):
+                and clear(standing, offset, room[0], room[1]) and not (
+                    keep_out is not None
+                    and np.all(spot - half - ROOM_MARGIN < np.asarray(keep_out[1])[:2])
+                    and np.all(spot + half + ROOM_MARGIN > np.asarray(keep_out[0])[:2])):
             return spot
     return None
 

@@ -249,11 +249,13 @@ class Robot(abc.ABC):
         better (a region where something stands there, `tether.scenes.placing`)."""
         return np.asarray(near, dtype=float), False
 
-    def spot_with_room(self, carried: str, near: np.ndarray, room: np.ndarray) -> np.ndarray:
+    def spot_with_room(self, carried: str, near: np.ndarray, room: np.ndarray,
+                       keep_out: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """Where (x, y) the middle of `carried` goes down on the bare surface near the point
-        `near` so that the hand has the rectangle `room` (2 x 2: low and high xy corners from
-        that spot) bare to take it again (`tether.scenes.placing.spot_with_room`): `near` unless
-        a scene knows better (where something stands there)."""
+        `near`, off the box `keep_out`, so that the hand has the rectangle `room` (2 x 2: low and
+        high xy corners from that spot) bare to take it again
+        (`tether.scenes.placing.spot_with_room`): `near` unless a scene knows better (where
+        something stands there)."""
         return np.asarray(near, dtype=float)[:2]
 
     def success(self) -> bool:

@@ -217,11 +217,11 @@ AT = Choice("center", "top", "bottom", "grasp", "grasp_clear", "grasp_turned", "
 
 
 class TargetType(Type):
-    """`[x, y, z]`, `{object, offset, at, carrying, rise, closing, avoid, room}` or `{relative:
-    [dx, dy, dz], along, closing}`."""
+    """`[x, y, z]`, `{object, offset, at, carrying, rise, closing, avoid, room, clear_of}` or
+    `{relative: [dx, dy, dz], along, closing}`."""
 
     name = "target"
-    FIELDS = ("object", "offset", "at", "carrying", "rise", "closing", "avoid", "room")
+    FIELDS = ("object", "offset", "at", "carrying", "rise", "closing", "avoid", "room", "clear_of")
     RELATIVE = ("relative", "along", "closing")
 
     def convert(self, value: Any, ctx: Context) -> Target:
@@ -252,7 +252,16 @@ class TargetType(Type):
             closing=BOOL.convert(value.get("closing", False), ctx),
             avoid=BOOL.convert(value.get("avoid", False), ctx),
             room=self._room(value["room"], value) if "room" in value else None,
+            clear_of=self._clear_of(value["clear_of"], value, ctx) if "clear_of" in value else None,
         )
+
+    @staticmethod
+    def _clear_of(value: Any, target: dict, ctx: Context) -> str | Any:
+        """An entity whose sliding part the spot `room` finds keeps clear of."""
+        if "room" not in target:
+            raise Invalid("'clear_of' keeps the spot 'room' finds off a drawer's way: it needs "
+                          "'room'")
+        return ENTITY.convert(value, ctx)
 
     @staticmethod
     def _room(value: Any, target: dict) -> tuple[tuple[float, float], tuple[float, float]]:

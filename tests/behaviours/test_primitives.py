@@ -89,7 +89,8 @@ def test_move_to_with_room_goes_to_the_spot_the_scene_finds_once(tmp_path):
     class Crowded(type(scene())):
         asked = []
 
-        def spot_with_room(self, carried, near, room):
+        def spot_with_room(self, carried, near, room, keep_out=None):
+            assert keep_out is None  # no `clear_of`
             self.asked.append((carried, tuple(np.round(near, 3)), np.asarray(room).tolist()))
             return np.asarray(near) + [0.0, 0.1]
 

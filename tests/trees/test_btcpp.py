@@ -131,7 +131,7 @@ def test_the_nodes_model_is_generated_from_the_node_registry():
     assert move_to.tag == "Action"
     ports = {p.get("name"): p.attrib for p in move_to.findall("input_port")}
     assert set(ports) == {*NODE_TYPES["move_to"].params, "object", "offset", "at", "carrying",
-                          "rise", "closing", "avoid", "room"}
+                          "rise", "closing", "avoid", "room", "clear_of"}
     assert ports["tolerance"] == {"name": "tolerance", "type": "float", "default": "0.01"}
     assert "default" not in ports["target"]
     grasp = model.find("SubTree[@ID='grasp']")
