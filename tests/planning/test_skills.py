@@ -118,6 +118,20 @@ def test_an_object_put_in_a_drawer_goes_toward_its_front_and_other_skills_get_no
     assert placements(goals, parts) == [{"spot_y": -DRAWER_FRONT}, {}, {}]  # b is inserted
 
 
+def test_a_thin_topped_object_is_set_down_on_a_containers_floor_before_it_is_let_go():
+    carton = Part((0.06, 0.06, 0.20), thin_top=0.03)  # a gable of panels over its body
+    drawer = Part((0.2, 0.15, 0.06), SLIDE, opening=(0.0, -1.0, 0.0))
+    goals = [Goal("in", ("c", "k")), Goal("in", ("b", "k")), Goal("on", ("c", "s")),
+             Goal("in", ("c", "d"))]
+    parts = {"c": carton, "b": BOX, "k": BASKET, "s": Part((0.15, 0.15, 0.005)), "d": drawer}
+    spots = placements(goals, parts)
+    assert spots[0]["depth"] == -BASKET.size[2]  # down until it rests: the basket's floor
+    assert "depth" not in spots[1] and "depth" not in spots[2]  # a solid top; onto a surface
+    assert spots[3] == {"spot_y": -DRAWER_FRONT}  # a drawer's spot as for everything
+    plan = plan_goals("put the carton in the basket", goals[:1], parts)
+    assert plan.subtasks[0].steps[1]["with"]["depth"] == -BASKET.size[2]
+
+
 def test_an_object_taken_later_is_moved_out_of_a_drawers_way_before_it_opens():
     # a drawer 20 cm wide at y -0.33..-0.13 opening toward +y: 16 cm out, its box reaches +0.03
     drawer = Part((0.2, 0.15, 0.06), SLIDE, opening=(0.0, 1.0, 0.0), middle=(0.0, -0.25, 1.09),

@@ -29,7 +29,10 @@ along x, the first nearest the robot, each up to `SPREAD` m from the target's mi
 surface its middle stays `INSET` inside the target's edge, in a container its narrower side
 stays inside the walls (with `MARGIN` for the fingers). An object put in a drawer goes
 `DRAWER_FRONT` m toward the drawer's front (its slide's opening direction): the cabinet above
-overhangs the drawer's back.
+overhangs the drawer's back. An object with a thin top (`Part.thin_top`: a carton's gable of
+panels) put in a container is lowered until it rests on the container's floor before it is let
+go (`place`'s `depth`: the container's height), not let go near its rim: dropped, a fingertip
+caught under the gable as the hand rose, and lifted it out again.
 
 What stands in a drawer's way is moved first, one rule too (`clearings`): before a goal opens a
 part on a slide, each object a later goal takes (by a grasp: every `on`/`in` but a push) whose
@@ -86,8 +89,9 @@ class Part:
     joint that moves it (`slide`, `hinge` or None), the world direction it moves to open (for a
     joint), the free height above its middle (m; inf when open above), the world height of its
     bottom and the height at which something set on it rests (`Robot.surface`; both default to
-    0: standing on one floor), its box's middle (world) and, for a part on a slide, the box the
-    sliding body passes through as it opens fully (`Robot.swept`)."""
+    0: standing on one floor), its box's middle (world), for a part on a slide the box the
+    sliding body passes through as it opens fully (`Robot.swept`), and how far down from its
+    top it is made of thin parts only (`Robot.thin_top`: a carton's gable)."""
 
     size: tuple[float, float, float]
     joint: str | None = None
@@ -97,6 +101,7 @@ class Part:
     surface: float = 0.0
     middle: tuple[float, float, float] = (0.0, 0.0, 0.0)
     swept: Box | None = None
+    thin_top: float = 0.0
 
 
 Parts = Mapping[str, Part]
@@ -117,7 +122,8 @@ def parts_of(robot: Robot, names: list[str] | None = None) -> dict[str, Part]:
             kind, opening = None, None
         swept = tuple(_floats(c) for c in robot.swept(name)) if kind == SLIDE else None
         parts[name] = Part(_floats(high - low), kind, opening, robot.headroom(name),
-                           float(low[2]), robot.surface(name), _floats((low + high) / 2), swept)
+                           float(low[2]), robot.surface(name), _floats((low + high) / 2), swept,
+                           robot.thin_top(name))
     return parts
 
 
@@ -178,7 +184,8 @@ def skill_for(goal: Goal, parts: Parts) -> str:
 
 def placements(goals: Sequence[Goal], parts: Parts) -> list[dict[str, float]]:
     """Per goal, where `pick_place` sets its object down in its target (`spot_x`, `spot_y`; empty
-    for the target's middle or a goal another skill achieves): see the module docstring."""
+    for the target's middle or a goal another skill achieves) and, for a thin-topped object in a
+    container, how deep (`depth`): see the module docstring."""
     def placed(goal: Goal) -> bool:
         return goal.predicate in ("on", "in") and all(a in parts for a in goal.args) \
             and skill_for(goal, parts) == "pick_place"
@@ -201,6 +208,8 @@ def placements(goals: Sequence[Goal], parts: Parts) -> list[dict[str, float]]:
                 i = done[goal.args[1]]
                 done[goal.args[1]] += 1
                 spot = {"spot_x": round(min(SPREAD, max(room, 0.0)) * (2 * i / (k - 1) - 1), 6)}
+            if goal.predicate == "in" and target.joint is None and obj.thin_top > 0:
+                spot["depth"] = -round(target.size[2], 6)  # down to the floor: until it rests
         spots.append(spot)
     return spots
 
