@@ -44,6 +44,11 @@ def test_a_closed_drawer_is_opened_before_something_is_put_in_it(ref, tmp_path):
 
     path.write_text(yaml.safe_dump(r.document()))
     assert compile_tree(path, {}).nodes > 20
+    # the milk is set down on the basket's floor (`placements`' depth, through pick_place)
+    carton = reference.reference_for("libero_object/7")
+    assert carton.spots[0]["depth"] < -0.1
+    path.write_text(yaml.safe_dump(carton.document()))
+    assert compile_tree(path, {}).nodes > 10
     # libero_10/3 starts with the drawer open; a basket is no drawer
     assert [g[0] for g in reference.reference_for("libero_10/3").goal] == ["in", "close"]
     assert [g[0] for g in reference.reference_for("libero_object/0").goal] == ["in"]
