@@ -136,6 +136,9 @@ def plan_rows(task, init_state: int, planner, then=None,
     try:
         facts, goal = SceneFacts.of(scene), set(scene.goal())
         skill = all(p in RULES for p, *_ in goal)
+        # what a plan must bring about: a literal that already holds at the start need not be
+        # said (libero_10/8's stove starts on); the episode must still leave it holding
+        goal = {lit for lit in goal if not scene.goal_predicate(lit[0], list(lit[1:]))} or goal
         for text in texts or phrasings(task):
             row = Row(f"{task.suite}/{task.index}", text, init_state, skill)
             plan = None
@@ -156,7 +159,7 @@ def plan_rows(task, init_state: int, planner, then=None,
             row.goals = ", ".join(str(g) for g in goals)
             row.ok_goal = bool(goals) and {(g.predicate, *g.args) for g in goals} >= goal
             if goals and not row.ok_goal:  # may add steps it says, never miss the goal
-                row.why = (row.why + "; " if row.why else "") + "goal differs from BDDL " + \
+                row.why = (row.why + "; " if row.why else "") + "goal misses BDDL's " + \
                     ", ".join(f"{p}({', '.join(a)})" for p, *a in sorted(goal))
             rows.append(row)
             if then is not None:
