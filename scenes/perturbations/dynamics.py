@@ -3,7 +3,8 @@
 - `friction_mass` (reset): an object's sliding friction and mass are scaled, so grasps slip.
 - `object_move` (run): the object is displaced once, when the gripper first comes within
   `trigger` metres of it (0.09 m in LIBERO-PRO's runtime_object_move) or at `fallback_step`
-  (or at `at_step` whatever the distance), in a seeded or a given direction.
+  (or at `at_step` whatever the distance), in a seeded or a given direction, to a spot clear of
+  every other object (LIBERO-PRO's test: the nearest turn or length of that shift that is).
 - `actuation_noise` (run): Gaussian noise on every commanded arm action (normalised units).
 """
 
@@ -53,7 +54,7 @@ class MoveConfig:
     trigger: float = 0.09  # metres between the gripper and the object that trigger the move
     fallback_step: int = 160  # move at this step if never triggered (0: never)
     distance: float = 0.08  # metres it moves at least
-    direction: str = ""  # 'dx dy': the requested direction (to a clear spot); '' a seeded one
+    direction: str = ""  # 'dx dy': the requested direction; '' a seeded one (to a clear spot)
     at_step: int = 0  # move at this step whatever the distance (0: on the trigger)
 
     def __post_init__(self) -> None:
@@ -87,15 +88,15 @@ class ObjectMove(Perturbation):
         if not due:
             return
         if self.config.direction:
-            xy = here[:2] + clear_shift(scene, target, numbers("direction",
-                                                                self.config.direction, 2),
-                                        self.config.distance)
-        else:
+            want = numbers("direction", self.config.direction, 2)
+        else:  # a seeded direction that stays on the table
             for _ in range(100):
                 angle = rng.uniform(0, 2 * np.pi)
-                xy = here[:2] + self.config.distance * np.array([np.cos(angle), np.sin(angle)])
+                want = self.config.distance * np.array([np.cos(angle), np.sin(angle)])
+                xy = here[:2] + want
                 if TABLE_X[0] <= xy[0] <= TABLE_X[1] and TABLE_Y[0] <= xy[1] <= TABLE_Y[1]:
                     break
+        xy = here[:2] + clear_shift(scene, target, want, self.config.distance)
         scene.set_object_position(target, np.array([xy[0], xy[1], here[2] + 0.005]))
         scene._env.env.sim.forward()
         state["moved_at"] = step

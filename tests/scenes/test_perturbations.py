@@ -230,6 +230,29 @@ def test_object_move_displaces_the_target_when_the_gripper_comes_within_the_trig
         scene.close()
 
 
+@pytest.mark.slow
+def test_object_move_sets_the_object_down_clear_of_its_neighbours():
+    """The seeded direction at this init state would put the bowl half onto the plate (the
+    plate then flew off the table as the two came apart); the move takes the nearest clear
+    turn of it instead, as LIBERO-PRO's runtime move does."""
+    from tether.scenes.perturbations.scene import PerturbedScene
+
+    scene = PerturbedScene("libero_goal/put_the_bowl_on_the_plate",
+                           [build("object_move:at_step=1")], init_state=15, seed=15)
+    try:
+        plate = scene.true_pose_of("plate_1").pos
+        bowl = scene.true_pose_of("akita_black_bowl_1").pos
+        for _ in range(20):
+            scene.step(np.zeros(7))
+        state = scene.perturbation_state["object_move"]
+        assert state["moved_at"] == 1
+        assert np.linalg.norm(state["to"][:2] - bowl[:2]) >= 0.08
+        assert np.linalg.norm(scene.true_pose_of("plate_1").pos - plate) < 0.002
+        assert abs(scene.true_pose_of("akita_black_bowl_1").pos[2] - bowl[2]) < 0.01
+    finally:
+        scene.close()
+
+
 def test_every_kind_is_documented():
     from pathlib import Path
 
