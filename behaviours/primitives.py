@@ -19,7 +19,7 @@ from scipy.spatial.transform import Rotation
 
 from tether.behaviours.leaf import RobotLeaf
 from tether.blackboard import grasp_stalls
-from tether.blackboard.episode import CONDITION_FAILED, STUCK, UNREACHABLE
+from tether.blackboard.episode import CONDITION_FAILED, STUCK, TARGET_MOVED, UNREACHABLE
 from tether.blackboard.references import Ref, deref
 from tether.errors import TetherError
 from tether.scenes.grasps import (
@@ -274,7 +274,9 @@ class MoveTo(RobotLeaf):
     (a radian of turn counting as 5 cm) has not shrunk by 2 mm over `stuck_steps` ticks; a
     descent onto a grasp point that fails so is remembered as a stalled grasp, which the next
     grasp targets of that object pass over once it stalled twice (`STALLS`); with UNREACHABLE on
-    the first tick when no grasp candidate is left (`NoGraspLeft`). The
+    the first tick when no grasp candidate is left (`NoGraspLeft`); with TARGET_MOVED when the
+    target's object jumps more than JUMP in one tick (knocked or carried off: followed sideways
+    at its height, the hand would shove it on). The
     orientation is the one the end effector had when the node started, turned to `yaw` (rad,
     world; in the target's joint frame for `at: joint` or `along`) if given, else, for a target
     offset from an entity that asks for a yaw (`Target.yaw`:
@@ -291,6 +293,7 @@ class MoveTo(RobotLeaf):
     PASS = 0.02  # m: a way point (`Target.way`) this near is passed
     TILT_TOLERANCE = np.radians(10)  # a hand tilted more than this is righted toward a grasp
     METRES_PER_RADIAN = 0.05
+    JUMP = 0.05  # m the target may move in one tick and still be followed
 
     def __init__(self, name: str, target: Target, *, tolerance: float, max_steps: int,
                  stuck_steps: int, yaw: float | None):
@@ -326,6 +329,13 @@ class MoveTo(RobotLeaf):
         goal, self.first_goal = self.first_goal, None
         if goal is None:
             goal = self.goal.position(self.robot, self.start)
+        if self.target.object is not None:
+            where = self.robot.position(deref(self.target.object))
+            jump = float(np.linalg.norm(where - self.where)) if self.ticks else 0.0
+            if jump > self.JUMP:
+                return self.fail(TARGET_MOVED, f"{deref(self.target.object)} moved "
+                                               f"{jump * 100:.1f} cm at once")
+            self.where = where
         while self.way and np.linalg.norm(self.way[0] - here.pos) <= self.PASS:
             self.way.pop(0)
         points = [here.pos, *self.way, goal]

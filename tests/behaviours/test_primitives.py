@@ -132,8 +132,21 @@ def test_move_to_relative_target_is_an_offset_from_where_the_node_started(tmp_pa
 def test_move_to_re_reads_its_target_every_tick_so_a_moving_object_is_followed(tmp_path):
     robot = scene()
     root = compile_node(tmp_path, f"move_to: {{object: {BOWL}, offset: [0, 0, 0.1]}}", robot)
-    _, frames = run(root, robot, events={2: move_box(BOWL, [-0.1, -0.1, 0.02])})
-    assert np.linalg.norm(frames[-1].eef - [-0.1, -0.1, 0.12]) <= 0.01
+    slide = {k: move_box(BOWL, [0.10 - 0.03 * k, -0.03 * k, 0.02]) for k in range(1, 8)}
+    result, frames = run(root, robot, events=slide)  # 4.2 cm a tick, to (-0.11, -0.21)
+    assert result.tree_status == "SUCCESS" and not errors()
+    assert np.linalg.norm(frames[-1].eef - [-0.11, -0.21, 0.12]) <= 0.01
+
+
+def test_move_to_fails_target_moved_when_its_object_jumps_and_is_not_chased(tmp_path):
+    robot = scene()
+    root = compile_node(tmp_path, f"move_to: {{object: {BOWL}, offset: [0, 0, 0.1], name: go}}",
+                        robot)
+    result, frames = run(root, robot, events={2: move_box(BOWL, [0.10, -0.06, 0.02])})
+    assert statuses(frames, "go") == [RUNNING] * 2 + [FAILURE]  # moved right after tick 2
+    assert frames[-1].action is None
+    assert [(e["code"], e["message"]) for e in errors()] == [
+        ("TARGET_MOVED", f"{BOWL} moved 6.0 cm at once")]
 
 
 def test_move_to_carrying_puts_the_carried_objects_bottom_at_the_target(tmp_path):
