@@ -275,8 +275,9 @@ class MoveTo(RobotLeaf):
     descent onto a grasp point that fails so is remembered as a stalled grasp, which the next
     grasp targets of that object pass over once it stalled twice (`STALLS`); with UNREACHABLE on
     the first tick when no grasp candidate is left (`NoGraspLeft`); with TARGET_MOVED when the
-    target's object jumps more than JUMP in one tick (knocked or carried off: followed sideways
-    at its height, the hand would shove it on). The
+    object of a move toward its grasp (a grasp anchor) jumps more than JUMP in one tick (knocked
+    or carried off: followed sideways at its height, the hand would shove it on; an object the
+    hand pushes is followed, its camera estimate jumps from look to look). The
     orientation is the one the end effector had when the node started, turned to `yaw` (rad,
     world; in the target's joint frame for `at: joint` or `along`) if given, else, for a target
     offset from an entity that asks for a yaw (`Target.yaw`:
@@ -329,7 +330,7 @@ class MoveTo(RobotLeaf):
         goal, self.first_goal = self.first_goal, None
         if goal is None:
             goal = self.goal.position(self.robot, self.start)
-        if self.target.object is not None:
+        if self.target.object is not None and self.target.at in GRASP_ANCHORS:
             where = self.robot.position(deref(self.target.object))
             jump = float(np.linalg.norm(where - self.where)) if self.ticks else 0.0
             if jump > self.JUMP:

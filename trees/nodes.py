@@ -166,7 +166,7 @@ PLANNING_CHECKS = Spec(Int(1), 20000, "collision checks the path search may spen
 register(NodeType(
     "move_to", LEAF, "Servo the end effector to a target, keeping its orientation. FAILURE with "
     "UNREACHABLE after `max_steps`, STUCK when no progress for `stuck_steps`, TARGET_MOVED when "
-    "its object jumps (more than 5 cm in a tick).",
+    "the object it grasps jumps (more than 5 cm in a tick).",
     lambda name, target, tolerance, max_steps, stuck_steps, yaw: MoveTo(
         name, target, tolerance=tolerance, max_steps=max_steps, stuck_steps=stuck_steps, yaw=yaw),
     params=MOVE_TO_PARAMS, primary="target", label=lambda p: f"move_to {p['target']}"))
