@@ -98,17 +98,16 @@ def test_objects_sharing_a_target_are_set_down_side_by_side_and_inside_its_walls
     on = [Goal("on", ("a", "s")), Goal("on", ("b", "s")), Goal("on", ("c", "t"))]
     surface = Part((0.15, 0.15, 0.005))
     parts = {"a": BOX, "b": BOX, "c": BOX, "s": surface, "t": surface}
-    # on a surface: SPREAD either side of its middle, the first farther from the robot (+x: the
-    # hand reaching the far spot passes over the near one); alone: middle
-    assert placements(on, parts) == [{"spot_x": SPREAD}, {"spot_x": -SPREAD}, {}]
+    # on a surface: SPREAD either side of its middle, the first nearer the robot; alone: middle
+    assert placements(on, parts) == [{"spot_x": -SPREAD}, {"spot_x": SPREAD}, {}]
     # in a container, each no farther out than its narrower side fits inside the walls
     into = [Goal("in", ("a", "k")), Goal("in", ("b", "k"))]
     room = round(0.122 / 2 - 0.043 / 2 - 0.01, 6)
     assert placements(into, {"a": BOTTLE, "b": BOTTLE, "k": BASKET}) == [
-        {"spot_x": room}, {"spot_x": -room}]
+        {"spot_x": -room}, {"spot_x": room}]
     # three on one target: evenly from one side to the other
     three = [Goal("on", (n, "s")) for n in "abc"]
-    assert [s["spot_x"] for s in placements(three, parts)] == [SPREAD, 0.0, -SPREAD]
+    assert [s["spot_x"] for s in placements(three, parts)] == [-SPREAD, 0.0, SPREAD]
 
 
 def test_an_object_put_in_a_drawer_goes_toward_its_front_and_other_skills_get_no_spot():
@@ -168,7 +167,7 @@ def test_the_planner_places_where_the_reference_does():
     assert places == [{"object": n, "target": "k", **spot} for n, spot in
                       zip("ab", placements(goals, {"a": BOTTLE, "b": BOTTLE, "k": BASKET}),
                           strict=True)]
-    assert places[0]["spot_x"] > 0 > places[1]["spot_x"]
+    assert places[0]["spot_x"] < 0 < places[1]["spot_x"]
 
 
 # --- no names in the code paths ------------------------------------------------------------------

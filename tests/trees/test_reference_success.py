@@ -88,9 +88,9 @@ def test_objects_put_on_one_target_are_set_down_side_by_side(ref):
 
     # libero_10/8: the stove on (first: its knob is beside the cook region), both moka pots on it
     assert [g[0] for g in reference.reference_for("libero_10/8").goal] == ["turn_on", "on", "on"]
-    assert spots("libero_10/8") == [None, SPREAD, -SPREAD]  # the far one first
+    assert spots("libero_10/8") == [None, -SPREAD, SPREAD]
     # in the basket (12.2 cm inside): side by side as far as the cans (6.6 cm) fit in its walls
-    assert spots("libero_10/0") == pytest.approx([0.018, -0.018], abs=0.001)
+    assert spots("libero_10/0") == pytest.approx([-0.018, 0.018], abs=0.001)
 
 
 def _bindings(ref, task: str) -> list[dict]:

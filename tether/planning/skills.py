@@ -25,8 +25,7 @@ A goal no skill achieves (an unknown predicate, a door to open, a part without a
 
 Where a placed object goes in its target is one rule too, over the goals together
 (`placements`, `place`'s `spot_x`/`spot_y`): objects put on or in one target stand side by side
-along x, the first farthest from the robot (+x: reaching the far spot, the hand passes over the
-near one, where nothing tall stands yet), each up to `SPREAD` m from the target's middle; on a
+along x, the first nearest the robot, each up to `SPREAD` m from the target's middle; on a
 surface its middle stays `INSET` inside the target's edge, in a container its narrower side
 stays inside the walls (with `MARGIN` for the fingers). An object put in a drawer goes
 `DRAWER_FRONT` m toward the drawer's front (its slide's opening direction): the cabinet above
@@ -208,7 +207,7 @@ def placements(goals: Sequence[Goal], parts: Parts) -> list[dict[str, float]]:
                     else half - INSET
                 i = done[goal.args[1]]
                 done[goal.args[1]] += 1
-                spot = {"spot_x": round(min(SPREAD, max(room, 0.0)) * (1 - 2 * i / (k - 1)), 6)}
+                spot = {"spot_x": round(min(SPREAD, max(room, 0.0)) * (2 * i / (k - 1) - 1), 6)}
             if goal.predicate == "in" and target.joint is None and obj.thin_top > 0:
                 spot["depth"] = -round(target.size[2], 6)  # down to the floor: until it rests
         spots.append(spot)
