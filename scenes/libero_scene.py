@@ -463,18 +463,23 @@ class LiberoScene(Robot):
         """The slide or hinge joint that moves entity `name`: for a region, the nearest such joint
         up its site's body chain (a drawer's region moves with the drawer); for a fixture, the
         first among its bodies (a stove's knob). `TetherError` when nothing moves it."""
-        name = self._canonical(name)
+        found = self._joint(self._canonical(name))
+        return super().joint_of(name) if found is None else found[1]
+
+    def _joint(self, name: str) -> tuple[int, Joint] | None:
+        """`joint_of`'s joint for a canonical name, with the index of the body it moves; None
+        when nothing moves it."""
         j = self._joint_index(name)
         if j is None:
-            return super().joint_of(name)
+            return None
         model, data = self._env.env.sim.model._model, self._data
         body = int(model.jnt_bodyid[j])
         origin = self.pose_of(name).pos if name in self._sites else data.xpos[body]
         kind = JOINT_KINDS[model.jnt_type[j]]
         arm = None if kind == SLIDE else arm_of(self._corners(body), data.xanchor[j],
                                                 self._robot.base_pos)
-        return from_model(kind, data.xanchor[j], data.xaxis[j], *model.jnt_range[j],
-                          float(data.qpos[model.jnt_qposadr[j]]), origin, arm)
+        return body, from_model(kind, data.xanchor[j], data.xaxis[j], *model.jnt_range[j],
+                                float(data.qpos[model.jnt_qposadr[j]]), origin, arm)
 
     def _joint_index(self, name: str) -> int | None:
         """The index of `joint_of`'s joint in the model, or None."""
@@ -495,11 +500,11 @@ class LiberoScene(Robot):
     def swept(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """The box of the collision geometry of the body on `name`'s slide joint (a drawer with
         its front and handle) as it is now and as it is fully open, together."""
-        joint = self.joint_of(name)
-        if joint.kind != SLIDE:
+        found = self._joint(self._canonical(name))
+        if found is None or found[1].kind != SLIDE:
             return super().swept(name)
-        model = self._env.env.sim.model._model
-        corners = self._corners(int(model.jnt_bodyid[self._joint_index(self._canonical(name))]))
+        body, joint = found
+        corners = self._corners(body)
         corners = np.vstack([corners, corners + joint.axis * (joint.travel - joint.open)])
         return corners.min(axis=0), corners.max(axis=0)
 
