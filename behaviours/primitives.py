@@ -321,6 +321,7 @@ class MoveTo(RobotLeaf):
                 roll, pitch = np.pi, 0.0  # a grasp from above: the hand straight down
             self.quat = Rotation.from_euler("xyz", [roll, pitch, yaw]).as_quat()
         self.ticks, self.progress = 0, Progress(0.002, self.stuck_steps)
+        self.where: np.ndarray | None = None  # the grasped object's position last tick
         self.way = self.goal.way(self.robot, self.start)
         self.first_goal = self.goal.position(self.robot, self.start)  # this tick's, for update
         self.robot.steer(self.first_goal, self.quat)
@@ -331,11 +332,10 @@ class MoveTo(RobotLeaf):
         if goal is None:
             goal = self.goal.position(self.robot, self.start)
         if self.target.object is not None and self.target.at in GRASP_ANCHORS:
-            where = self.robot.position(deref(self.target.object))
-            jump = float(np.linalg.norm(where - self.where)) if self.ticks else 0.0
-            if jump > self.JUMP:
-                return self.fail(TARGET_MOVED, f"{deref(self.target.object)} moved "
-                                               f"{jump * 100:.1f} cm at once")
+            name = deref(self.target.object)
+            where, last = self.robot.position(name), self.where
+            if last is not None and (jump := float(np.linalg.norm(where - last))) > self.JUMP:
+                return self.fail(TARGET_MOVED, f"{name} moved {jump * 100:.1f} cm at once")
             self.where = where
         while self.way and np.linalg.norm(self.way[0] - here.pos) <= self.PASS:
             self.way.pop(0)

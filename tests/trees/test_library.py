@@ -50,6 +50,21 @@ def test_pick_place_succeeds_on_libero(task: str, init_state: int, tmp_path: Pat
     assert sum(r["k"] == "tick" for r in read_trace(run_dir)) >= result.steps
 
 
+
+@pytest.mark.slow
+def test_pick_place_comes_back_from_above_when_the_bowl_jumps_under_the_descending_hand(
+        tmp_path: Path):
+    """`object_move` at seed 10: the bowl jumps 8 cm as the hand comes down to its rim. The
+    descent stops (TARGET_MOVED) rather than follow it sideways at rim height, and the grasp is
+    taken again from above (followed, the bowl was shoved away and never held: STUCK, then
+    EMPTY_GRASP to the end)."""
+    record = run(RunConfig(LIBRARY / "pick_place.yaml", SessionConfig(
+        "libero_goal/put_the_bowl_on_the_plate", seed=10, init_state=10, runs=tmp_path,
+        frames=FrameSettings(), memory="none", perturb=("object_move",))))
+    result = record.result
+    assert result.success, result.errors
+    assert [e["code"] for e in result.errors][0] == "TARGET_MOVED"
+
 def _place_through_a_stall(tmp_path: Path, robot, object: str, target: str, **params) -> None:
     """Run `place` of `object` onto `target` (the gripper closed on it): a motion stalls on the
     way (STUCK is recorded) and still the placing succeeds and `on` holds."""
