@@ -130,6 +130,7 @@ def spot_with_room(near: np.ndarray, half: np.ndarray, room: np.ndarray,
         return summed[b[0], b[1]] - summed[a[0], b[1]] - summed[b[0], a[1]] \
             + summed[a[0], a[1]] == 0
 
+    off_limits = [] if keep_out is None else [keep_out]
     steps = np.arange(-round(SEARCH / RAY_STEP), round(SEARCH / RAY_STEP) + 1)
     offsets = np.stack(np.meshgrid(steps, steps, indexing="ij"), axis=-1).reshape(-1, 2)
     offsets = offsets[np.argsort(np.hypot(*offsets.T), kind="stable")]
@@ -137,10 +138,8 @@ def spot_with_room(near: np.ndarray, half: np.ndarray, room: np.ndarray,
         spot = near + offset * RAY_STEP
         if np.hypot(*offset) * RAY_STEP <= SEARCH and np.linalg.norm(spot - base) <= reach \
                 and clear(standing, offset, -half, half) and clear(off, offset, -half, half) \
-                and clear(standing, offset, room[0], room[1]) and not (
-                    keep_out is not None
-                    and np.all(spot - half - ROOM_MARGIN < np.asarray(keep_out[1])[:2])
-                    and np.all(spot + half + ROOM_MARGIN > np.asarray(keep_out[0])[:2])):
+                and clear(standing, offset, room[0], room[1]) \
+                and not _overlap(spot[None], half + ROOM_MARGIN, off_limits)[0]:
             return spot
     return None
 

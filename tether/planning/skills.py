@@ -198,7 +198,7 @@ def placements(goals: Sequence[Goal], parts: Parts) -> list[dict[str, float]]:
         if placed(goal):
             obj, target = parts[goal.args[0]], parts[goal.args[1]]
             if goal.predicate == "in" and target.joint == SLIDE:
-                spot = {f"spot_{axis}": round(DRAWER_FRONT * v, 6) + 0.0  # no -0.0
+                spot = {f"spot_{axis}": _rounded(DRAWER_FRONT * v)
                         for axis, v in zip("xy", target.opening or (), strict=False)
                         if round(v, 6)}
             elif (k := shared[goal.args[1]]) > 1:
@@ -258,13 +258,13 @@ def _aside(obj: Part, part: Part) -> dict[str, list[float]]:
     shift = sweep[1] + CLEAR - along(obj.middle, obj.size)[0]
     here = [obj.middle[a] - part.middle[a] for a in (0, 1)]
     top = obj.bottom + obj.size[2]
-    return {"spot": _rounded([here[0] + shift * way[0], here[1] + shift * way[1],
-                              obj.bottom + DROP - part.middle[2]]),
-            "back": _rounded([*here, top + BACK - part.middle[2]])}
+    spot = [here[0] + shift * way[0], here[1] + shift * way[1], obj.bottom + DROP - part.middle[2]]
+    return {"spot": [_rounded(v) for v in spot],
+            "back": [_rounded(v) for v in (*here, top + BACK - part.middle[2])]}
 
 
-def _rounded(values: list[float]) -> list[float]:
-    return [round(v, 6) + 0.0 for v in values]  # no -0.0
+def _rounded(value: float) -> float:
+    return round(value, 6) + 0.0  # no -0.0
 
 
 def steps_for(goal: Goal, parts: Parts, spot: Mapping[str, float] | None = None) -> list[dict]:
