@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 ENTITY = "entity"
 NUMBER = "number"
+SHUT = 0.004  # m between the fingertips: shut on nothing (a rim or a handle keeps them apart)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,15 @@ _goal("turn_off", "`object` (stove, faucet) is turned off.", (OBJECT,))
 @register("grasped", (OBJECT,), "both fingers touch `object` (robosuite's grasp check).")
 def grasped(robot: Robot, object: str) -> bool:
     return robot.is_grasped(object)
+
+
+@register(
+    "closed_empty",
+    (OBJECT,),
+    "the gripper has shut, fingers under 4 mm apart, without touching `object` (a missed grasp).",
+)
+def closed_empty(robot: Robot, object: str) -> bool:
+    return robot.gripper_width() < SHUT and not robot.is_grasped(object)
 
 
 @register(

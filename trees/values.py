@@ -305,6 +305,9 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
+    for kind in (bool, int, float, str):  # ruamel's ScalarInt & co. (a `0` keeps its format)
+        if isinstance(value, kind):
+            return kind(value)
     return value
 
 

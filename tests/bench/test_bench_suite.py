@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tether.bench.suite import SUITES_DIR, load_suite, resolve_suite
 from tether.errors import TetherError
@@ -230,10 +231,12 @@ def test_a_planning_arm_hands_its_grasps_to_a_policy_and_a_wrong_grasp_is_locate
     path = write(tmp_path, """suite: t
 tasks: [libero_goal/0]
 arms:
-  harness: {plan: memory, grasp: {policy: goal_act, unstaged: 70}}
+  harness: {plan: memory, grasp: {policy: goal_act, unstaged: 70, approach: 0}}
 """)
     [ep] = load_suite(path, ROOT).episodes()
-    assert ep.arm.grasp == {"policy": "goal_act", "unstaged": 70}
+    assert ep.arm.grasp == {"policy": "goal_act", "unstaged": 70, "approach": 0}
+    assert type(ep.arm.grasp["approach"]) is int  # not ruamel's ScalarInt: plans are dumped
+    assert yaml.safe_load(yaml.safe_dump(ep.arm.grasp)) == ep.arm.grasp
     path = write(tmp_path, """suite: t
 tasks: [libero_goal/0]
 arms:

@@ -110,7 +110,7 @@ def test_the_xml_uses_bt_cpp_built_ins_and_subtree_remapping():
     root = ET.fromstring(tree_to_xml(LIBRARY / "pick_place.yaml"))
     assert root.attrib == {"BTCPP_format": "4", "main_tree_to_execute": "pick_place"}
     assert [t.get("ID") for t in root.findall("BehaviorTree")] == ["pick_place", "grasp",
-                                                                   "place"]
+                                                                   "reach_grasp", "place"]
     retry = root.find("BehaviorTree[@ID='pick_place']/RetryUntilSuccessful")
     assert retry.attrib == {"name": "pick {object}, place on {target}",
                             "num_attempts": "{attempts}"}

@@ -102,7 +102,7 @@ def test_the_harness_calls_the_policy_from_where_the_robot_stands_before_staging
     result, frames = run_tree(compile_path(path, robot).root, robot, budget=600)
     visited = set().union(*(f.visited for f in frames))
     assert result.tree_status == "SUCCESS" and robot.goal_predicate("on", [BOWL, PLATE])
-    assert ("stage above " + BOWL in visited) == staged
+    assert ("staged grasp" in visited) == staged
     assert "expert from where the robot stands" in visited
 
 
@@ -124,7 +124,7 @@ def test_the_first_call_goes_on_past_unstaged_while_the_hand_closes_in(
     result, frames = run_tree(compile_path(path, robot).root, robot, budget=600)
     visited = set().union(*(f.visited for f in frames))
     assert result.tree_status == "SUCCESS" and robot.goal_predicate("on", [BOWL, PLATE])
-    assert ("stage above " + BOWL in visited) == staged
+    assert ("staged grasp" in visited) == staged
 
 
 def test_the_harness_stages_when_the_policy_from_where_the_robot_stands_takes_another_object(
@@ -151,7 +151,61 @@ def test_the_harness_stages_when_the_policy_from_where_the_robot_stands_takes_an
     assert "PREEMPTED" in [e["code"] for e in result.errors]
     preempted = next(f for f in frames if f.status["no other object taken"] == FAILURE)
     assert preempted.steps < 150
-    assert "stage above " + BOWL in set().union(*(f.visited for f in frames))
+    assert "staged grasp" in set().union(*(f.visited for f in frames))
+
+
+@pytest.mark.parametrize("approach", [0.10, 0.0])
+def test_the_harness_stages_the_policy_where_the_library_s_grasp_comes_down(
+        tmp_path: Path, approach: float):
+    """Staged, the hand comes down to the grasp point as `grasp` does (`reach_grasp`) and stops
+    `approach` above it: 10 cm for a grasp policy trained from there, 0 where the library's own
+    whole-task demonstrations closed the gripper. The policy then takes the bowl from there."""
+    from tests.trees.harness import BOWL, compile_path, scene, tree_file
+    from tests.trees.harness import run as run_tree
+    from tether.scenes.grasps import clear_grasp
+
+    robot = scene()
+    point, _ = clear_grasp(robot, BOWL, 0.0)
+    path = tree_file(tmp_path, f"""
+        root:
+          subtree: vla_grasp
+          with: {json.dumps({"object": BOWL, "policy": "expert", "approach": approach})}
+        """)
+    result, frames = run_tree(compile_path(path, robot).root, robot, budget=300)
+    first = next(f for f in frames if f.commander == "expert grasp")
+    before = frames[frames.index(first) - 1]
+    assert result.tree_status == "SUCCESS" and robot.is_grasped(BOWL)
+    assert "reach grasp point" in before.visited
+    assert np.linalg.norm(before.eef - (point + [0, 0, approach])) < 0.01
+
+
+def test_a_staged_policy_that_shuts_the_gripper_on_nothing_is_stopped_and_staged_again(
+        tmp_path: Path):
+    """A staged call whose gripper shuts without touching the object (`closed_empty`) is stopped
+    within a few steps, not left to spend its `steps`, and the grasp is staged again."""
+    from tests.behaviours.test_vla import Scripted
+    from tests.trees.harness import BOWL, compile_path, scene, tree_file
+    from tests.trees.harness import run as run_tree
+    from tether.models.policies import POLICIES, register_policy
+    from tether.scenes.robot import CLOSE
+
+    shut = np.array([[0, 0, 0.2, 0, 0, 0, CLOSE]])  # rising slowly, away from the bowl
+    register_policy("shuts", lambda robot: Scripted(shut))
+    try:
+        robot = scene()
+        path = tree_file(tmp_path, f"""
+            root:
+              subtree: vla_grasp
+              with: {json.dumps({"object": BOWL, "policy": "shuts", "steps": 100})}
+            """)
+        result, frames = run_tree(compile_path(path, robot).root, robot, budget=400)
+    finally:
+        POLICIES.unregister("shuts")
+    calls = [f.steps for f in frames if f.commander == "shuts grasp"]
+    stopped = next(f for f in frames if f.status["not shut on nothing"] == FAILURE)
+    assert "PREEMPTED" in [e["code"] for e in result.errors]
+    assert stopped.steps - calls[0] < 20
+    assert "re-staged higher" in set().union(*(f.visited for f in frames))
 
 
 def test_place_goes_on_when_lowering_stalls_above_a_region_s_top(tmp_path: Path):

@@ -54,6 +54,7 @@ from tether.models.policies import Entry, check_name, entry_of, needs_gpu
 from tether.session.session import DEFAULT_BUDGET
 from tether.trees.compiler import LIBRARY
 from tether.trees.source import TreeError, Where, load_source
+from tether.trees.values import plain
 
 if TYPE_CHECKING:
     from tether.scenes.catalogue import Task
@@ -319,6 +320,7 @@ def _arm(where: Where, name: str, spec: Any, root: Path, task_ids: list[str],
     if (problem := data_problem(given)) is not None:
         path, message = problem
         problems.append(where.of_key(spec, "with").at(given, path).error(message))
+        given = {}
     requires = spec.get("requires", [])
     if not isinstance(requires, list):
         problems.append(where.of_key(spec, "requires").error("expected a list of paths"))
@@ -341,7 +343,7 @@ def _arm(where: Where, name: str, spec: Any, root: Path, task_ids: list[str],
         tasks = []
     tree = str(spec.get("tree", ""))
     file = locate(tree, root) if tree else None
-    arm = Arm(name, tree, {str(k): v for k, v in given.items()}, str(memory), budget,
+    arm = Arm(name, tree, plain(given), str(memory), budget,
               tuple(str(r) for r in requires), file if file and file.is_file() else None,
               plan, str(perception), None if needs is None else str(needs), tuple(tasks),
               _grasp(where, spec, problems))
@@ -369,7 +371,7 @@ def _grasp(where: Where, spec: dict, problems: list[str]) -> dict[str, Any] | No
         path, message = problem
         problems.append(at.at(grasp, path).error(message))
     else:
-        return {str(k): v for k, v in grasp.items()}
+        return plain(grasp)
     return None
 
 
