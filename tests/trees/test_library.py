@@ -169,7 +169,8 @@ def test_the_harness_stages_the_policy_where_the_library_s_grasp_comes_down(
     path = tree_file(tmp_path, f"""
         root:
           subtree: vla_grasp
-          with: {json.dumps({"object": BOWL, "policy": "expert", "approach": approach})}
+          with: {json.dumps({"object": BOWL, "policy": "expert", "over": 0.20,
+                             "approach": approach})}
         """)
     result, frames = run_tree(compile_path(path, robot).root, robot, budget=300)
     first = next(f for f in frames if f.commander == "expert grasp")
