@@ -72,11 +72,11 @@ def test_tree_record_has_ids_types_params_and_origins(tmp_path):
     run_dir, _ = record_pick_place(tmp_path)
     tree = read_trace(run_dir)[1]["nodes"]
     assert tree[0]["parent"] is None and all(n["parent"] < n["id"] for n in tree[1:])
-    grasp = next(n for n in tree if n.get("file", "").endswith("grasp.yaml"))
+    grasp = next(n for n in tree if n.get("file", "").endswith("/grasp.yaml"))
     assert grasp["type"] == "subtree" and grasp["bindings"]["object"] == BOWL
     approach = next(n for n in tree if n["name"].startswith("approach"))
     assert approach["type"] == "move_to" and approach["params"]["tolerance"] == 0.01
-    assert approach["origin"].startswith("trees/library/grasp.yaml:")
+    assert approach["origin"].startswith("trees/library/reach_grasp.yaml:")  # grasp's way down
 
 
 def test_failing_grasp_records_error_recovery_and_retry_with_frames(tmp_path):
