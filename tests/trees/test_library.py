@@ -50,7 +50,6 @@ def test_pick_place_succeeds_on_libero(task: str, init_state: int, tmp_path: Pat
     assert sum(r["k"] == "tick" for r in read_trace(run_dir)) >= result.steps
 
 
-
 @pytest.mark.slow
 def test_pick_place_comes_back_from_above_when_the_bowl_jumps_under_the_descending_hand(
         tmp_path: Path):
@@ -64,6 +63,7 @@ def test_pick_place_comes_back_from_above_when_the_bowl_jumps_under_the_descendi
     result = record.result
     assert result.success, result.errors
     assert [e["code"] for e in result.errors][0] == "TARGET_MOVED"
+
 
 def _place_through_a_stall(tmp_path: Path, robot, object: str, target: str, **params) -> None:
     """Run `place` of `object` onto `target` (the gripper closed on it): a motion stalls on the
