@@ -137,6 +137,18 @@ class Target:
             pos[2] = max(pos[2], min(pos[2] + self.rise, start[2]))
         return pos
 
+    def inputs(self, robot: Robot) -> tuple | None:
+        """What `position` reads besides the node's start: the world (`Robot.world_key`), the
+        blackboard values it names and the object's stalled grasps; equal inputs, equal
+        position. None when it follows the hand (`carrying`) or the robot cannot tell."""
+        if self.carrying is not None or (world := robot.world_key()) is None:
+            return None
+        name = None if self.object is None else deref(self.object)
+        stalls = grasp_stalls.of(name) if self.at in GRASP_ANCHORS else ()
+        vectors = tuple(None if v is None else tuple(np.asarray(deref(v), float).ravel())
+                        for v in (self.offset, self.relative))
+        return world, name, stalls, vectors
+
     def grasp(self, robot: Robot) -> tuple[np.ndarray, float]:
         """The grasp point and wrist yaw of a `grasp_clear`, `grasp_turned` or `grasp_handle`
         target, passing over the object's stalled grasps."""
@@ -323,14 +335,21 @@ class MoveTo(RobotLeaf):
         self.ticks, self.progress = 0, Progress(0.002, self.stuck_steps)
         self.where: np.ndarray | None = None  # the grasped object's position last tick
         self.way = self.goal.way(self.robot, self.start)
-        self.first_goal = self.goal.position(self.robot, self.start)  # this tick's, for update
-        self.robot.steer(self.first_goal, self.quat)
+        self.last: tuple[tuple | None, np.ndarray] | None = None  # the goal's inputs, position
+        self.robot.steer(self.position(), self.quat)
+
+    def position(self) -> np.ndarray:
+        """The goal's position now: the last one computed while its inputs stay the same
+        (`Target.inputs`), so a grasp point is not searched again while nothing but the arm
+        moves."""
+        inputs = self.goal.inputs(self.robot)
+        if inputs is None or self.last is None or self.last[0] != inputs:
+            self.last = (inputs, self.goal.position(self.robot, self.start))
+        return self.last[1]
 
     def update(self) -> Status:
         here = self.robot.eef_pose()
-        goal, self.first_goal = self.first_goal, None
-        if goal is None:
-            goal = self.goal.position(self.robot, self.start)
+        goal = self.position()
         if self.target.object is not None and self.target.at in GRASP_ANCHORS:
             name = deref(self.target.object)
             where, last = self.robot.position(name), self.where

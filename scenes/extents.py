@@ -17,6 +17,7 @@ import mujoco
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
+DIGITS = 12  # decimals of a pose (m, rotation matrix entries) that tell it from another
 _CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
 _HULLS: dict[bytes, np.ndarray] = {}
 
@@ -94,9 +95,11 @@ class BodyExtents:
 
     def _posed(self, name: str, data: mujoco.MjData) -> _Posed:
         """`name` at its geoms' poses in `data`; computed again only when one of them has moved
-        (fixtures never do, and a tick asks for the same body several times)."""
+        by `DIGITS` decimals (fixtures never move, a resting object's orientation wanders only
+        in its last bits, and a tick asks for the same body several times)."""
         geoms = self.geoms[name]
-        poses = data.geom_xpos[geoms].tobytes() + data.geom_xmat[geoms].tobytes()
+        poses = np.round(data.geom_xpos[geoms], DIGITS).tobytes() + \
+            np.round(data.geom_xmat[geoms], DIGITS).tobytes()
         posed = self._last.get(name)
         if posed is None or posed.poses != poses:
             posed = _Posed(poses, [data.geom_xpos[g] + pts @ data.geom_xmat[g].reshape(3, 3).T

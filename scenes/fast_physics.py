@@ -14,11 +14,13 @@ tests/scenes/test_scene_cache.py):
   the controller (`_pre_action`), then `sim.step()`. The OSC controller calls `sim.forward()`
   again to read the state the first call has just computed, and `mj_step` runs a whole forward
   once more before it integrates. Nothing but the controls changes in between, and only the
-  actuation and acceleration stages read the controls, so during `_pre_action` the sim's
-  forward is skipped and the step that follows is `mj_step2` (those stages, then the
-  integrator: MuJoCo's `mj_step1` + `mj_step2` is `mj_step`, `mj_step1` being what the first
-  forward computed). Not for RK4, whose `mj_step2` is Euler; `mj_step`'s check for a diverged
-  state (a reset with a warning) is skipped with its forward.
+  actuation, acceleration and constraint stages read the controls (the controllers read
+  positions, velocities, Jacobians, the mass matrix and the bias forces), so a substep's first
+  forward is `mj_step1` (the stages before the controls, with `mj_step`'s checks for a diverged
+  state), the controller's forward is skipped, and the step is `mj_step2` (the stages that read
+  the controls, then the integrator): `mj_step1` + `mj_step2` is `mj_step`, so what robosuite
+  reads after its substeps (success checks, observations) is what it read before. Not for RK4,
+  whose `mj_step2` is Euler.
 - `streamline_control(env)`: at each of the 25 physics substeps of a control step robosuite's
   arm controller re-reads the arm's state (`Controller.update`): it looks the end-effector site
   up by name four times, runs `mj_jacSite` four times (twice for the velocities, twice for the
@@ -82,16 +84,42 @@ def _nothing() -> None:
     return None
 
 
-def _second_half(sim: Any) -> None:
-    """This once, `sim.step()` is `mj_step2`: the first forward of the substep did `mj_step1`."""
-    del sim.step
-    mujoco.mj_step2(sim.model._model, sim.data._data)
-
-
 def skip_repeated_forward(env: Any) -> None:
-    """Run `env`'s `_pre_action` (the controllers) without the sim forwards it repeats, and the
-    step after it without the forward stages that do not read the controls."""
-    pre_action = env._pre_action
+    """Run each of `env`'s physics substeps as `mj_step1`, the controllers (`_pre_action`)
+    without the sim forwards they repeat, then `mj_step2`: robosuite's `mj_forward`, forwards and
+    `mj_step` less the stages computed twice. Not for RK4, whose `mj_step2` is Euler."""
+    step, pre_action = env.step, env._pre_action
+    split = False  # this control step's substeps are halves (not RK4)
+    left = 0  # substeps of this control step whose leading forward is still to come
+
+    def first_half(sim: Any) -> None:
+        """This once, `sim.forward()` is `mj_step1`: what the controllers read (positions,
+        velocities); the stages that read the controls are left to `second_half`."""
+        del sim.forward
+        mujoco.mj_step1(sim.model._model, sim.data._data)
+
+    def second_half(sim: Any) -> None:
+        """This once, `sim.step()` is `mj_step2`; the next substep's forward is `first_half`."""
+        nonlocal left
+        del sim.step
+        mujoco.mj_step2(sim.model._model, sim.data._data)
+        left -= 1
+        if left > 0:
+            sim.forward = partial(first_half, sim)
+
+    def _step(action: Any) -> Any:
+        nonlocal split, left
+        sim = env.sim
+        split = sim.model._model.opt.integrator != mujoco.mjtIntegrator.mjINT_RK4
+        if split:
+            left = int(env.control_timestep / env.model_timestep)  # robosuite's count
+            sim.forward = partial(first_half, sim)
+        try:
+            return step(action)
+        finally:
+            split, left = False, 0
+            for name in ("forward", "step"):
+                vars(sim).pop(name, None)
 
     def _pre_action(action: Any, policy_step: bool = False) -> None:
         sim = env.sim
@@ -100,10 +128,10 @@ def skip_repeated_forward(env: Any) -> None:
             pre_action(action, policy_step)
         finally:
             del sim.forward
-        if sim.model._model.opt.integrator != mujoco.mjtIntegrator.mjINT_RK4:
-            sim.step = partial(_second_half, sim)
+        if split:
+            sim.step = partial(second_half, sim)
 
-    env._pre_action = _pre_action
+    env.step, env._pre_action = _step, _pre_action
 
 
 @dataclass

@@ -97,6 +97,10 @@ class KinematicScene(Robot):
     def resolve(self, name: str) -> str:
         return resolve_alias(name, self.entities())
 
+    def world_key(self) -> bytes:
+        """Where every box is and its size (a held box moves with the hand)."""
+        return b"".join(b.pos.tobytes() + b.half.tobytes() for b in self.boxes.values())
+
     def pose_of(self, name: str) -> Pose:
         return Pose(self.boxes[name].pos.copy())
 

@@ -47,7 +47,7 @@ from tether.scenes.arm_space import ArmSpace
 from tether.scenes.cameras import Cameras, View
 from tether.scenes.carry_way import carry_way
 from tether.scenes.catalogue import Task, get_task
-from tether.scenes.extents import BodyExtents
+from tether.scenes.extents import DIGITS, BodyExtents
 from tether.scenes.grasps import THIN_PART, axis_of, open_hand_box
 from tether.scenes.handles import Handle, find_handle
 from tether.scenes.hollows import HOLLOW_RATIO, depth_ratio
@@ -64,6 +64,8 @@ UNSEEN_GROUP = 5  # geom group rays do not see (they look at group 0, collision 
 _LIBERO_PREDICATE = {"turn_on": "turnon", "turn_off": "turnoff"}
 _TETHER_PREDICATE = {v: k for k, v in _LIBERO_PREDICATE.items()}
 JOINT_KINDS = {mujoco.mjtJoint.mjJNT_SLIDE: SLIDE, mujoco.mjtJoint.mjJNT_HINGE: HINGE}
+QPOS_SIZE = {int(mujoco.mjtJoint.mjJNT_FREE): 7, int(mujoco.mjtJoint.mjJNT_BALL): 4,
+             int(mujoco.mjtJoint.mjJNT_SLIDE): 1, int(mujoco.mjtJoint.mjJNT_HINGE): 1}
 
 
 def _xyzw(wxyz: np.ndarray) -> np.ndarray:
@@ -198,11 +200,25 @@ class LiberoScene(Robot):
                         if (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or "")
                         .startswith(("robot0_", "gripper0_", "mount0_"))]
         self._robot_geoms = set(np.flatnonzero(np.isin(model.geom_bodyid, robot_bodies)).tolist())
+        self._world_bodies = np.setdiff1d(np.arange(1, model.nbody), robot_bodies)
+        joints = np.flatnonzero(~np.isin(model.jnt_bodyid, robot_bodies))
+        self._world_qpos = np.array([a + k for a, t in zip(model.jnt_qposadr[joints],
+                                                           model.jnt_type[joints], strict=True)
+                                     for k in range(QPOS_SIZE[int(t)])], dtype=int)
 
     # --- what the world looks like ---------------------------------------------------------
     @property
     def _data(self) -> mujoco.MjData:
         return self._env.env.sim.data._data
+
+    def world_key(self) -> bytes:
+        """The poses of every body but the robot's and the positions of their joints (what
+        `pose_of`, `extent_of` and the geometric queries read), orientations and joint
+        positions to `extents.DIGITS` decimals: a resting object's quaternion wanders in its
+        last bits (~1e-16) every step while its position stays put."""
+        d, bodies = self._data, self._world_bodies
+        return d.xpos[bodies].tobytes() + np.round(d.xquat[bodies], DIGITS).tobytes() + \
+            np.round(d.qpos[self._world_qpos], DIGITS).tobytes()
 
     def reach(self, pos: np.ndarray) -> float:
         return float(np.linalg.norm(np.subtract(pos[:2], self._robot.base_pos[:2])))

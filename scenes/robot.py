@@ -138,6 +138,12 @@ class Robot(abc.ABC):
         simulated scene always knows where everything is: none."""
         return []
 
+    def world_key(self) -> bytes | None:
+        """A value that changes whenever anything but the robot may have moved or turned, so an
+        answer computed from the world alone still holds while it stays the same; None when
+        the robot cannot tell (ask again every time)."""
+        return None
+
     @abc.abstractmethod
     def pose_of(self, name: str) -> Pose:
         """Pose of an object, fixture or region by its canonical name."""

@@ -15,8 +15,10 @@ problem differently (`object_replace`, `distractors`, ... at another seed) gets 
     scene = scenes.open("libero_goal/8", [build("pose_noise")], init_state=1, seed=1)  # reset
     scenes.close()
 
-A cache hands out one scene per key and expects one episode at a time. `size` scenes are kept
-(least recently used closed first); `built` and `reused` count what `open` did.
+A cache hands out one scene per key and expects one episode at a time. `size` scenes are kept;
+beyond that the one reused least is closed first, of those the least recently used: a
+perturbation that edits the problem at every seed builds one-off scenes, which go before the one
+the reset- and run-stage kinds share. `built` and `reused` count what `open` did.
 """
 
 from __future__ import annotations
@@ -39,13 +41,15 @@ class SceneCache:
             raise TetherError(f"a scene cache keeps at least 1 scene, not {size}")
         self.size = size
         self.built = self.reused = 0
-        self._scenes: dict[tuple[str, str], LiberoScene] = {}
+        self._scenes: dict[tuple[str, str], LiberoScene] = {}  # least recently used first
+        self._uses: dict[tuple[str, str], int] = {}  # per kept key: how often it was reused
 
     def open(self, task: Task | str, perturbations: Sequence[Perturbation] = (),
              init_state: int = 0, seed: int = 0, **kwargs: Any) -> LiberoScene:
         """The scene `open_scene` would build for these arguments: a kept one reset to them
-        when one has their key, else a new one (closing the least recently used beyond
-        `size`). A kept scene whose reset raises is closed and dropped."""
+        when one has their key, else a new one (closing one beyond `size`: the least reused,
+        of those the least recently used). A kept scene whose reset raises is closed and
+        dropped."""
         key = model_key(task, perturbations, seed, **kwargs)
         scene = self._scenes.pop(key, None)
         if scene is not None:
@@ -54,18 +58,24 @@ class SceneCache:
                     scene.use(perturbations, seed)
                 scene.reset(init_state, seed)
             except BaseException:
+                del self._uses[key]
                 scene.close()
                 raise
             self.reused += 1
+            self._uses[key] += 1
         else:
             while len(self._scenes) >= self.size:
-                self._scenes.pop(next(iter(self._scenes))).close()
+                least = min(self._scenes, key=self._uses.__getitem__)
+                del self._uses[least]
+                self._scenes.pop(least).close()
             scene = open_scene(task, perturbations, init_state=init_state, seed=seed, **kwargs)
             self.built += 1
+            self._uses[key] = 0
         self._scenes[key] = scene
         return scene
 
     def close(self) -> None:
         """Close every kept scene."""
+        self._uses.clear()
         while self._scenes:
             self._scenes.popitem()[1].close()

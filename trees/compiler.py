@@ -40,7 +40,7 @@ from tether.trees.nodes import (
     SUBTREE,
     NodeType,
 )
-from tether.trees.source import TreeError, Where, display_path, load_source
+from tether.trees.source import TreeError, Where, display_path, load_source, read_text
 from tether.trees.values import ENTITY, FLOAT, PARAM_TYPES, TARGET, Context, Invalid, Type
 
 LIBRARY = Path(__file__).parent / "library"
@@ -50,6 +50,8 @@ WHOLE_PARAM = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 INLINE_PARAM = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 BAD = object()  # a value whose problem has been recorded
 MAX_DEPTH = 100  # nodes inside each other, subtrees included; real trees nest a dozen or so
+PARSED = 64  # parsed tree files a process keeps (more than the library holds)
+_parsed: dict[tuple[str, str, str], TreeFile] = {}  # by path, shown path and text
 
 
 @dataclass(frozen=True)
@@ -90,9 +92,17 @@ class CompiledTree:
 
 
 def read_tree_file(path: Path) -> TreeFile:
-    """Parse a tree file and check its top level and its `params:` declarations."""
-    data, where = load_source(path)
-    return tree_file_of(data, where, path)
+    """Parse a tree file and check its top level and its `params:` declarations. A process
+    parses a file's text once: an episode compiles the same library files as the one before."""
+    text = read_text(path)
+    key = (str(path.resolve()), display_path(path), text)
+    tf = _parsed.pop(key, None)
+    if tf is None:
+        tf = tree_file_of(*load_source(path, text), path)
+    _parsed[key] = tf
+    while len(_parsed) > PARSED:
+        _parsed.pop(next(iter(_parsed)))
+    return tf
 
 
 def tree_file_of(data: Any, where: Where, path: Path | None = None) -> TreeFile:

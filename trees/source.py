@@ -91,15 +91,22 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def load_source(path: Path) -> tuple[Any, Where]:
-    """Parse a tree file; return its top-level value and the position of its start."""
-    shown = display_path(path)
+def read_text(path: Path) -> str:
+    """A tree file's text; a located error when it cannot be read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise TreeError([f"{shown}: no such tree file"]) from None
+        raise TreeError([f"{display_path(path)}: no such tree file"]) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise TreeError([f"{shown}: cannot read tree file: {exc}"]) from None
+        raise TreeError([f"{display_path(path)}: cannot read tree file: {exc}"]) from None
+
+
+def load_source(path: Path, text: str | None = None) -> tuple[Any, Where]:
+    """Parse a tree file (`text`: its text, already read); return its top-level value and the
+    position of its start."""
+    shown = display_path(path)
+    if text is None:
+        text = read_text(path)
     yaml = YAML(typ="rt")
     yaml.max_depth = MAX_NESTING + 1  # ruamel counts the scalars inside the deepest collection
     try:

@@ -20,7 +20,7 @@ from tests.trees.harness import (
     scene,
     statuses,
 )
-from tether.behaviours.primitives import Release
+from tether.behaviours.primitives import Release, Target
 from tether.scenes.handles import Handle
 from tether.scenes.kinematic import KinematicScene
 from tether.scenes.robot import CLOSE, OPEN
@@ -137,6 +137,21 @@ def test_move_to_re_reads_its_target_every_tick_so_a_moving_object_is_followed(t
     result, frames = run(root, robot, events=slide)
     assert result.tree_status == "SUCCESS" and not errors()
     assert np.linalg.norm(frames[-1].eef - [-0.2, -0.3, 0.12]) <= 0.01
+
+
+def test_move_to_searches_its_grasp_point_again_only_when_something_but_the_arm_moved(
+        tmp_path, monkeypatch):
+    robot = scene()
+    root = compile_node(tmp_path, f"move_to: {{object: {BOWL}, at: grasp_clear, "
+                                  "offset: [0, 0, 0.1], name: go}", robot)
+    searched = []
+    grasp = Target.grasp
+    monkeypatch.setattr(Target, "grasp", lambda self, robot: searched.append(robot.steps) or
+                        grasp(self, robot))
+    result, frames = run(root, robot, events={3: move_box(BOWL, [0.11, 0.0, 0.02])})
+    assert result.tree_status == "SUCCESS" and len(frames) > 6
+    assert searched == [0, 3]  # as the node starts, and the tick after the bowl moved
+    assert np.linalg.norm(frames[-1].eef - [0.11, 0.0, 0.12]) <= 0.01
 
 
 def test_move_to_a_grasp_fails_target_moved_when_its_object_jumps_and_does_not_chase_it(

@@ -63,7 +63,7 @@ def _states(scene: LiberoScene, actions: np.ndarray) -> list[np.ndarray]:
 @pytest.mark.slow
 def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypatch):
     """The same 20 random actions from a recorded initial state, with the shortcuts (resets that
-    keep the model, one forward and `mj_step2` per substep, the streamlined arm control) and
+    keep the model, `mj_step1` and `mj_step2` per substep, the streamlined arm control) and
     without (robosuite's compile and hard reset, the controller's forward and state reads,
     `mj_step`): same state after every step, also after the kept model was edited, the gripper
     driven by an earlier episode and the controller rebuilt by a reset."""
@@ -81,14 +81,16 @@ def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypa
         monkeypatch.setattr(MjSim, "forward", lambda self: calls.append("forward") or
                             mujoco.mj_forward(self.model._model, self.data._data))
         monkeypatch.setattr(mujoco, "mj_step", lambda m, d: calls.append("step"))
+        monkeypatch.setattr(mujoco, "mj_step1", lambda m, d, step1=mujoco.mj_step1:
+                            calls.append("step1") or step1(m, d))
         monkeypatch.setattr(mujoco, "mj_step2", lambda m, d, step2=mujoco.mj_step2:
                             calls.append("step2") or step2(m, d))
         monkeypatch.setattr(mujoco, "mj_jacSite", lambda *a, jac=mujoco.mj_jacSite:
                             calls.append("jacobian") or jac(*a))
         fast.step(actions[0])
-        # per physics substep: one forward, the arm's Jacobians in one evaluation (robosuite's
-        # controller evaluates them four times), the second half of a step
-        assert calls == ["forward", "jacobian", "step2"] * 25
+        # per physics substep: the first half of a step, the arm's Jacobians in one evaluation
+        # (robosuite's controller evaluates them four times), the second half; no whole forward
+        assert calls == ["step1", "jacobian", "step2"] * 25
         monkeypatch.undo()
         fast.reset(3, 3)
         with_shortcuts = _states(fast, actions)

@@ -107,16 +107,20 @@ def fake_scenes(monkeypatch):
     monkeypatch.setattr(scene_cache, "model_key", lambda task, p, seed: (task, ""))
 
 
-def test_a_cache_keeps_its_size_closing_the_least_recently_used(fake_scenes):
+def test_a_cache_keeps_its_size_closing_the_least_reused_then_least_recent(fake_scenes):
     cache = SceneCache(size=2)
     a = cache.open("a", init_state=0, seed=0)
     b = cache.open("b", init_state=0, seed=0)
-    assert cache.open("a", init_state=3, seed=4) is a and a.resets == [(0, 0), (3, 4)]
-    c = cache.open("c", init_state=0, seed=0)  # b is the least recently used
-    assert (a.closed, b.closed, c.closed) == (False, True, False)
-    assert (cache.built, cache.reused) == (3, 1)
+    c = cache.open("c", init_state=0, seed=0)  # neither reused: a, the least recently used, goes
+    assert (a.closed, b.closed, c.closed) == (True, False, False)
+    assert cache.open("c", init_state=3, seed=4) is c and c.resets == [(0, 0), (3, 4)]
+    d = cache.open("d", init_state=0, seed=0)  # b was never reused
+    e = cache.open("e", init_state=0, seed=0)  # c, reused, stays though used longest ago
+    assert (b.closed, c.closed, d.closed, e.closed) == (True, False, True, False)
+    assert cache.open("c", init_state=1, seed=1) is c
+    assert (cache.built, cache.reused) == (5, 2)
     cache.close()
-    assert a.closed and c.closed
+    assert c.closed and e.closed
 
 
 def test_a_scene_whose_reset_fails_is_closed_and_built_again(fake_scenes):

@@ -180,6 +180,20 @@ def test_strings_are_never_evaluated(tmp_path):
         compile_node(tmp_path, "check: {predicate: \"__import__('os')\"}")
 
 
+def test_a_tree_file_is_parsed_once_per_text_and_again_when_edited(tmp_path, monkeypatch):
+    path = tmp_path / "tree.yaml"
+    path.write_text("root: {wait: 1}\n")
+    parsed = []
+    load = tether.trees.compiler.load_source
+    monkeypatch.setattr(tether.trees.compiler, "load_source",
+                        lambda *args: parsed.append(args[0]) or load(*args))
+    first = read_tree_file(path)
+    assert read_tree_file(path) is first and parsed == [path]
+    path.write_text("root: {wait: 2}\n")
+    edited = read_tree_file(path)
+    assert parsed == [path, path] and edited.root == {"wait": 2} and first.root == {"wait": 1}
+
+
 # --- params ------------------------------------------------------------------------------------
 PARAM_TREE = """
     tree: reach

@@ -73,7 +73,7 @@ def kept_scenes() -> SceneCache:
     from tether.scenes.scene_cache import SceneCache
 
     if _kept is None:
-        _kept = SceneCache(size=1)
+        _kept = SceneCache(size=2)
     return _kept
 
 
