@@ -49,6 +49,7 @@ class BodyExtents:
         children: dict[int, list[int]] = {}
         for b in range(1, model.nbody):
             children.setdefault(int(model.body_parentid[b]), []).append(b)
+        self.bodies: dict[str, np.ndarray] = {}  # per name: its subtree's bodies
         self.geoms: dict[str, np.ndarray] = {}
         self.points: dict[str, list[np.ndarray]] = {}
         self.colliding: dict[str, np.ndarray] = {}  # per geom: in collision group 0
@@ -61,6 +62,7 @@ class BodyExtents:
                 bodies.append(b)
                 stack.extend(children.get(b, []))
             geoms = np.flatnonzero(np.isin(model.geom_bodyid, bodies))
+            self.bodies[name] = np.array(bodies)
             self.geoms[name] = geoms
             self.points[name] = [_local_points(model, g) for g in geoms]
             self.colliding[name] = model.geom_group[geoms] == 0
@@ -94,12 +96,12 @@ class BodyExtents:
         return tops[True], tops[False]
 
     def _posed(self, name: str, data: mujoco.MjData) -> _Posed:
-        """`name` at its geoms' poses in `data`; computed again only when one of them has moved
-        by `DIGITS` decimals (fixtures never move, a resting object's orientation wanders only
-        in its last bits, and a tick asks for the same body several times)."""
-        geoms = self.geoms[name]
-        poses = np.round(data.geom_xpos[geoms], DIGITS).tobytes() + \
-            np.round(data.geom_xmat[geoms], DIGITS).tobytes()
+        """`name` at its geoms' poses in `data`; computed again only when one of its bodies has
+        moved by `DIGITS` decimals (fixtures never move, a resting object's orientation wanders
+        only in its last bits, and a tick asks for the same body several times)."""
+        geoms, bodies = self.geoms[name], self.bodies[name]
+        poses = np.round(data.xpos[bodies], DIGITS).tobytes() + \
+            np.round(data.xquat[bodies], DIGITS).tobytes()
         posed = self._last.get(name)
         if posed is None or posed.poses != poses:
             posed = _Posed(poses, [data.geom_xpos[g] + pts @ data.geom_xmat[g].reshape(3, 3).T
