@@ -37,8 +37,10 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tether.errors import TetherError
+from tether.models.backbone_features import BackboneFeatures, load_backbone
 from tether.models.frame_cache import FrameCache
 from tether.models.observation import drafted, save_drafted
 from tether.models.training_loop import LossCurve, TrainingLoop, atomic_save
@@ -85,10 +87,12 @@ class TrainConfig:
     threads: int = 2
     save_every: int = 100  # steps between saves
     resume: bool = False  # continue from `out`'s training_state.pt
+    backbone: Path | None = None  # a checkpoint whose vision backbone is taken, frozen
     command: str = ""  # how it was invoked, for the model card
 
     def __post_init__(self) -> None:
         self.dataset, self.out = Path(self.dataset), Path(self.out)
+        self.backbone = None if self.backbone is None else Path(self.backbone)
         if min(self.steps, self.batch_size, self.chunk_size, self.n_action_steps,
                self.save_every, self.threads) < 1:
             raise TetherError("steps, batch size, chunk size, n_action_steps, save_every and "
@@ -103,7 +107,8 @@ class TrainConfig:
                 "n_action_steps": self.n_action_steps, "dim_model": self.dim_model,
                 "dim_feedforward": self.dim_feedforward,
                 "n_encoder_layers": self.n_encoder_layers, "use_vae": self.use_vae,
-                "seed": self.seed}
+                "seed": self.seed,
+                "backbone": None if self.backbone is None else str(self.backbone.resolve())}
 
 
 @dataclass
@@ -171,6 +176,11 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
         raise TetherError(f"{config.dataset} has {len(dataset)} frames, fewer than one batch "
                           f"({config.batch_size}); lower --batch-size or collect more episodes")
     policy = ACTPolicy(cfg)
+    if config.backbone is not None:
+        if meta.video_keys:
+            raise TetherError(f"--backbone: {config.dataset} stores its images as videos; the "
+                              "features are computed from frames held in memory")
+        load_backbone(policy, config.backbone)
     preprocessor, postprocessor = make_pre_post_processors(cfg, dataset_stats=meta.stats)
     optimiser = torch.optim.AdamW(policy.get_optim_params(), lr=config.lr, weight_decay=1e-4)
     loop = TrainingLoop(policy, optimiser, LossCurve(config.steps, 20), steps=config.steps,
@@ -192,9 +202,21 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
     order = BatchOrder(len(dataset), config.batch_size, config.seed, loop.step)
     if meta.video_keys:  # lerobot decodes video frames per sample
         batches = iter(torch.utils.data.DataLoader(dataset, batch_sampler=order, num_workers=0))
+
+        def loss() -> Any:
+            return policy.forward(preprocessor(next(batches)))[0]
     else:  # decoded once, then batches by indexing: the same samples, a fifth of a step less
-        cache = FrameCache(dataset)
-        batches = (cache.batch(indices) for indices in order)
+        cache, picks = FrameCache(dataset), iter(order)
+        features = None if config.backbone is None else \
+            BackboneFeatures.of(policy, preprocessor, cache)
+
+        def loss() -> Any:
+            indices = next(picks)
+            batch = preprocessor(cache.batch(indices))
+            if features is None:
+                return policy.forward(batch)[0]
+            with features.served(policy):
+                return policy.forward(features.batch(batch, indices))[0]
     if config.resume:  # after the DataLoader's iterator, which draws from torch's RNG
         torch.set_rng_state(state["rng"])
     config.out.mkdir(parents=True, exist_ok=True)
@@ -227,7 +249,7 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
              "dataset": dataset_summary(config.dataset)}, indent=2) + "\n", encoding="utf-8")
         write_card(config.out)
 
-    loop.run(lambda: policy.forward(preprocessor(next(batches)))[0], save)
+    loop.run(loss, save)
     assert report is not None  # the loop saves when it ends
     return report
 
@@ -300,8 +322,10 @@ def write_card(out: Path) -> None:
             "scripted-expert grasps recorded by `tether collect` from a jittered pre-grasp pose")
     lines = [
         f"# {out.name}: a small ACT trained by tether", "",
-        "Trained from scratch on CPU by `tether train` (lerobot ACT, no pretrained backbone) on "
-        f"{what}.", "",
+        ("Trained on CPU by `tether train` (lerobot ACT, its vision backbone taken frozen from "
+         f"`{cfg['backbone']}`) on " if cfg.get("backbone") not in (None, "None") else
+         "Trained from scratch on CPU by `tether train` (lerobot ACT, no pretrained backbone) on ")
+        + f"{what}.", "",
         "## Data", "",
         f"- dataset: `{data['root']}`: {data['episodes']} episodes, {data['frames']} frames at "
         f"{data['fps']} fps",
@@ -321,6 +345,9 @@ def write_card(out: Path) -> None:
         f"- steps: {rep['steps']} at batch {cfg['batch_size']}, lr {cfg['lr']}, chunk "
         f"{cfg['chunk_size']} (n_action_steps {cfg['n_action_steps']}), dim_model "
         f"{cfg['dim_model']}, {cfg['n_encoder_layers']} encoder layers, VAE {cfg['use_vae']}",
+        *([f"- vision backbone: `{cfg['backbone']}`'s, frozen (its features of every frame "
+           "computed once; the rest trained on them)"] if cfg.get("backbone") not in (None, "None")
+          else []),
         f"- parameters: {rep['parameters'] / 1e6:.2f} M, stored in float16: "
         f"{rep['size_mb']:.1f} MB",
         f"- time: {rep['seconds'] / 60:.1f} min on {cfg['threads']} CPU threads"

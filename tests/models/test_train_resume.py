@@ -71,6 +71,54 @@ def test_two_steps_saved_then_resumed_for_two_more_continue_the_same_run(dataset
     assert "(resumed at step 2)" in card
 
 
+def test_a_frozen_backbone_is_kept_as_taken_while_the_rest_trains(dataset, straight, tmp_path):
+    import torch
+    from safetensors.torch import load_file
+
+    out = tmp_path / "act"
+    train(config(dataset, out, 3, backbone=straight))
+    source = load_file(straight / "model.safetensors")
+    trained = load_file(out / "model.safetensors")
+    backbone = [k for k in source if k.startswith("model.backbone.")]
+    assert backbone and all(torch.equal(source[k], trained[k]) for k in backbone)
+    assert not torch.equal(source["model.action_head.weight"], trained["model.action_head.weight"])
+    assert f"- vision backbone: `{straight}`'s, frozen" in (out / "README.md").read_text()
+
+
+def test_feature_maps_served_for_the_images_give_the_loss_the_images_give(dataset, straight):
+    import torch
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+    from lerobot.policies.act.modeling_act import ACTPolicy
+    from lerobot.policies.factory import make_pre_post_processors
+    from lerobot.utils.feature_utils import dataset_to_policy_features
+
+    from tether.models.backbone_features import BackboneFeatures, load_backbone
+    from tether.models.frame_cache import FrameCache
+    from tether.models.train import act_config
+
+    data = LeRobotDataset("tether/demos", root=dataset, delta_timestamps={"action": [0, 0.05]})
+    policy = ACTPolicy(act_config(config(dataset, dataset, 1),
+                                  dataset_to_policy_features(data.meta.features))).eval()
+    load_backbone(policy, straight)
+    preprocessor, _ = make_pre_post_processors(policy.config, dataset_stats=data.meta.stats)
+    cache = FrameCache(data)
+    features = BackboneFeatures.of(policy, preprocessor, cache)
+    indices = [0, 13, 40]
+    batch = preprocessor(cache.batch(indices))
+    with torch.no_grad():
+        direct = policy.forward(dict(batch))[0]
+        with features.served(policy):
+            served = policy.forward(features.batch(batch, indices))[0]
+        assert torch.allclose(direct, served, atol=1e-6)
+        assert torch.equal(policy.model.backbone(batch["observation.images.image"])
+                           ["feature_map"], features.maps["observation.images.image"][indices])
+
+
+def test_a_backbone_from_a_folder_without_weights_is_a_clear_error(dataset, tmp_path):
+    with pytest.raises(TetherError, match="no model.safetensors"):
+        train(config(dataset, tmp_path / "act", 1, backbone=tmp_path))
+
+
 def test_the_language_file_is_copied_and_the_instruction_reaches_the_policy(straight):
     from tether.models.lerobot_policy import LerobotPolicy
 

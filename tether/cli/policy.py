@@ -145,6 +145,10 @@ def train(
                                                         "and the training state.")] = 100,
     resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last save "
                                               "(up to --steps in all).")] = False,
+    backbone: Annotated[Path | None, typer.Option(
+        help="A checkpoint (from `tether train`) whose vision backbone the new policy takes, "
+             "frozen: each frame's features are computed once and only the rest trains, a "
+             "fraction of a step's cost.")] = None,
 ) -> None:
     """Train a small ACT (no pretrained backbone) on CPU; save it with a model card. A dataset
     recorded with a language feature trains a language-conditioned policy."""
@@ -157,7 +161,7 @@ def train(
     config = TrainConfig(dataset=dataset, out=out_dir, steps=steps, batch_size=batch_size, lr=lr,
                          chunk_size=chunk_size, n_action_steps=chunk_size, seed=seed,
                          threads=threads, save_every=save_every, resume=resume,
-                         command=command)
+                         backbone=backbone, command=command)
     bar = tqdm(total=steps, desc="training", unit="step")
 
     def progress(step: int, loss: float) -> None:
