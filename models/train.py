@@ -320,12 +320,14 @@ def write_card(out: Path) -> None:
             f"--tree` (expert: `{demos.get('tree')}` on privileged perception, successful "
             "episodes only)" if demos else
             "scripted-expert grasps recorded by `tether collect` from a jittered pre-grasp pose")
+    backbone = cfg.get("backbone") not in (None, "None")
     lines = [
         f"# {out.name}: a small ACT trained by tether", "",
-        ("Trained on CPU by `tether train` (lerobot ACT, its vision backbone taken frozen from "
-         f"`{cfg['backbone']}`) on " if cfg.get("backbone") not in (None, "None") else
-         "Trained from scratch on CPU by `tether train` (lerobot ACT, no pretrained backbone) on ")
-        + f"{what}.", "",
+        (f"Trained on CPU by `tether train` (lerobot ACT, the vision backbone of "
+         f"`{cfg['backbone']}` frozen: its features of every frame computed once, the rest "
+         "trained on them)" if backbone else
+         "Trained from scratch on CPU by `tether train` (lerobot ACT, no pretrained backbone)")
+        + f" on {what}.", "",
         "## Data", "",
         f"- dataset: `{data['root']}`: {data['episodes']} episodes, {data['frames']} frames at "
         f"{data['fps']} fps",
@@ -345,9 +347,6 @@ def write_card(out: Path) -> None:
         f"- steps: {rep['steps']} at batch {cfg['batch_size']}, lr {cfg['lr']}, chunk "
         f"{cfg['chunk_size']} (n_action_steps {cfg['n_action_steps']}), dim_model "
         f"{cfg['dim_model']}, {cfg['n_encoder_layers']} encoder layers, VAE {cfg['use_vae']}",
-        *([f"- vision backbone: `{cfg['backbone']}`'s, frozen (its features of every frame "
-           "computed once; the rest trained on them)"] if cfg.get("backbone") not in (None, "None")
-          else []),
         f"- parameters: {rep['parameters'] / 1e6:.2f} M, stored in float16: "
         f"{rep['size_mb']:.1f} MB",
         f"- time: {rep['seconds'] / 60:.1f} min on {cfg['threads']} CPU threads"

@@ -17,7 +17,7 @@ import mujoco
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
-DIGITS = 12  # decimals of a pose (m, rotation matrix entries) that tell it from another
+DIGITS = 12  # decimals of a pose (m, quaternion components) that tell it from another
 _CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
 _HULLS: dict[bytes, np.ndarray] = {}
 

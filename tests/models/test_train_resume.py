@@ -82,7 +82,7 @@ def test_a_frozen_backbone_is_kept_as_taken_while_the_rest_trains(dataset, strai
     backbone = [k for k in source if k.startswith("model.backbone.")]
     assert backbone and all(torch.equal(source[k], trained[k]) for k in backbone)
     assert not torch.equal(source["model.action_head.weight"], trained["model.action_head.weight"])
-    assert f"- vision backbone: `{straight}`'s, frozen" in (out / "README.md").read_text()
+    assert f"the vision backbone of `{straight}` frozen" in (out / "README.md").read_text()
 
 
 def test_feature_maps_served_for_the_images_give_the_loss_the_images_give(dataset, straight):
