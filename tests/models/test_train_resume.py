@@ -119,6 +119,18 @@ def test_a_backbone_from_a_folder_without_weights_is_a_clear_error(dataset, tmp_
         train(config(dataset, tmp_path / "act", 1, backbone=tmp_path))
 
 
+def test_a_backbone_of_another_shape_is_a_clear_error(dataset, straight, tmp_path):
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(straight / "model.safetensors")
+    weights["model.backbone.conv1.weight"] = torch.zeros(8, 3, 7, 7)
+    (tmp_path / "other").mkdir()
+    save_file(weights, tmp_path / "other" / "model.safetensors")
+    with pytest.raises(TetherError, match="its vision backbone is not this policy's"):
+        train(config(dataset, tmp_path / "act", 1, backbone=tmp_path / "other"))
+
+
 def test_the_language_file_is_copied_and_the_instruction_reaches_the_policy(straight):
     from tether.models.lerobot_policy import LerobotPolicy
 
