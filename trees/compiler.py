@@ -18,6 +18,7 @@ whose problems are located by key path from a logical origin (`Where.logical`), 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,7 +52,6 @@ INLINE_PARAM = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 BAD = object()  # a value whose problem has been recorded
 MAX_DEPTH = 100  # nodes inside each other, subtrees included; real trees nest a dozen or so
 PARSED = 64  # parsed tree files a process keeps (more than the library holds)
-_parsed: dict[tuple[str, str, str], TreeFile] = {}  # by path, shown path and text
 
 
 @dataclass(frozen=True)
@@ -94,15 +94,14 @@ class CompiledTree:
 def read_tree_file(path: Path) -> TreeFile:
     """Parse a tree file and check its top level and its `params:` declarations. A process
     parses a file's text once: an episode compiles the same library files as the one before."""
-    text = read_text(path)
-    key = (str(path.resolve()), display_path(path), text)
-    tf = _parsed.pop(key, None)
-    if tf is None:
-        tf = tree_file_of(*load_source(path, text), path)
-    _parsed[key] = tf
-    while len(_parsed) > PARSED:
-        _parsed.pop(next(iter(_parsed)))
-    return tf
+    return _parsed(path, str(path.resolve()), display_path(path), read_text(path))
+
+
+@functools.lru_cache(maxsize=PARSED)
+def _parsed(path: Path, resolved: str, shown: str, text: str) -> TreeFile:
+    """`path` parsed from `text` (`resolved` and `shown` key it: the same path may name another
+    file from another working directory)."""
+    return tree_file_of(*load_source(path, text), path)
 
 
 def tree_file_of(data: Any, where: Where, path: Path | None = None) -> TreeFile:
