@@ -6,8 +6,8 @@ downloaded; the ResNet-18 learns from scratch, at the transformer's learning rat
 normalising pre/post-processors built from the dataset's statistics, and `save_pretrained` for the
 policy and both processors, so `LerobotPolicy` (and any lerobot tool) loads the result. Weights are
 stored in float16 (the ResNet-18 alone is 45 MB in float32); lerobot loads them into its float32
-model. A model card (README.md) records the data, the command, the steps, the loss curve and the
-training time; `benchmarks/vla_grasp.py` adds the measured success.
+model. A model card (README.md) records the data, the command, the steps, the loss curve (drawn in
+loss.png) and the training time; `benchmarks/vla_grasp.py` adds the measured success.
 
 Batches come from a `tether.models.frame_cache.FrameCache`: the dataset's frames decoded once
 into memory, then indexed (the same samples `LeRobotDataset.__getitem__` gives, without its
@@ -43,7 +43,7 @@ from tether.errors import TetherError
 from tether.models.backbone_features import BackboneFeatures, load_backbone
 from tether.models.frame_cache import FrameCache
 from tether.models.observation import drafted, save_drafted
-from tether.models.training_loop import LossCurve, TrainingLoop, atomic_save
+from tether.models.training_loop import LossCurve, TrainingLoop, atomic_save, loss_card_lines
 
 CARD = "README.md"
 TRAINING = "training.json"
@@ -351,7 +351,7 @@ def write_card(out: Path) -> None:
         f"{rep['size_mb']:.1f} MB",
         f"- time: {rep['seconds'] / 60:.1f} min on {cfg['threads']} CPU threads"
         + (f" (resumed at step {rep['resumed_from']})" if rep.get("resumed_from") else ""),
-        "- loss (mean over each interval): " + ", ".join(f"{s}: {v:.3f}" for s, v in rep["loss"]),
+        *loss_card_lines(rep["loss"], out, f"{out.name}: training loss"),
         "", "## Success", "",
     ]
     success = out / "success.md"

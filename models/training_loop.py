@@ -119,3 +119,31 @@ def atomic_save(obj: Any, path: Path) -> None:
     tmp = path.with_suffix(".tmp")
     torch.save(obj, tmp)
     tmp.replace(path)
+
+
+LOSS_PLOT = "loss.png"
+
+
+def loss_card_lines(points: list, out: Path, title: str) -> list[str]:
+    """A model card's loss lines: the mean loss of each interval as text, and the curve drawn
+    into `out`/loss.png (log scale) when there are at least two points."""
+    lines = ["- loss (mean over each interval): " + ", ".join(f"{s}: {v:.3f}" for s, v in points)]
+    if len(points) < 2:
+        return lines
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps, losses = zip(*points, strict=True)
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.plot(steps, losses, marker="o", markersize=3)
+    ax.set_yscale("log")
+    ax.set_xlabel("optimisation step")
+    ax.set_ylabel("mean loss of the interval")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / LOSS_PLOT, dpi=100)
+    plt.close(fig)
+    return [*lines, "", f"![training loss]({LOSS_PLOT})"]

@@ -33,7 +33,7 @@ from tether.models.perception.category_segmenter import (
     to_input,
 )
 from tether.models.perception.dataset import Frames, load, read_meta
-from tether.models.training_loop import LossCurve, TrainingLoop, atomic_save
+from tether.models.training_loop import LossCurve, TrainingLoop, atomic_save, loss_card_lines
 
 STATE = "state.pt"
 TRAINING = "training.json"
@@ -204,7 +204,7 @@ def write_card(out: Path) -> None:
         f"- parameters: {rep['parameters'] / 1e6:.2f} M, stored in float16: "
         f"{rep['size_mb']:.1f} MB",
         f"- time: {rep['seconds'] / 60:.1f} min on {cfg['threads']} CPU threads (shared machine)",
-        "- loss (mean over each interval): " + ", ".join(f"{s}: {v:.3f}" for s, v in rep["loss"]),
+        *loss_card_lines(rep["loss"], out, f"{out.name}: training loss"),
         "", "## Evaluation", "",
     ]
     evaluation = out / EVALUATION

@@ -95,6 +95,8 @@ def test_train_saves_a_checkpoint_with_a_model_card(collected, trained):
     assert f"- command: `{command}`" in card
     assert f"- steps: {STEPS} at batch 4" in card and f"chunk {CHUNK}" in card
     assert "- loss (mean over each interval): 1: " in card
+    assert "![training loss](loss.png)" in card
+    assert (out / "loss.png").read_bytes().startswith(b"\x89PNG")
     assert f"instructions: '{INSTRUCTION}'" in card
 
 

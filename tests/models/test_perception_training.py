@@ -41,7 +41,7 @@ def test_a_run_resumes_from_its_folder_with_the_same_files(dataset, tmp_path):
     out = tmp_path / "ck"
     first = train_segmenter(config(dataset, out, 3))
     assert sorted(p.name for p in out.iterdir()) == [
-        "README.md", "config.json", "state.pt", "training.json", "weights.pt"]
+        "README.md", "config.json", "loss.png", "state.pt", "training.json", "weights.pt"]
     state = torch.load(out / "state.pt", weights_only=False)
     assert sorted(state) == ["config", "loss", "model", "optimiser", "seconds", "step"]
     assert (state["step"], state["loss"]) == (3, first.loss)
@@ -51,6 +51,8 @@ def test_a_run_resumes_from_its_folder_with_the_same_files(dataset, tmp_path):
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "from tether/0: init states 5-14, variants none" in card
     assert "(resumed a run saved at step 3)" in card
+    assert "![training loss](loss.png)" in card
+    assert (out / "loss.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_an_interrupted_run_keeps_its_last_step(dataset, tmp_path):
