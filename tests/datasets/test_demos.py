@@ -18,6 +18,7 @@ from tether.datasets.demos import (
     Attempt,
     DemoConfig,
     collect_demos,
+    merge_demos,
     read_ledger,
     schedule,
     tasks_of,
@@ -65,6 +66,66 @@ def test_a_kept_episode_the_dataset_does_not_hold_is_attempted_again(tmp_path):
     (root / "meta" / LEDGER).write_text(
         "".join(json.dumps(a.__dict__) + "\n" for a in lines), encoding="utf-8")
     assert [(a.init_state, a.episode) for a in read_ledger(root)] == [(0, 0), (1, None)]
+
+
+def recorded_part(root, first: int, lengths: list[int], **recipe) -> None:
+    """A dataset as `tether collect --tree` leaves it: one kept episode of each length from
+    init state `first` on (its state filled with its init state), each followed by a failed
+    attempt."""
+    def frames(n: int, k: int) -> list[dict]:
+        return [{"observation.images.image": np.full((SIZE, SIZE, 3), k, np.uint8),
+                 "observation.state": np.full(8, k, np.float32),
+                 "action": np.zeros(7, np.float32), "task": "t", "tree.node": "m"}] * n
+
+    attempts = []
+    for k, n in enumerate(lengths):
+        append_episode(root, frames(n, first + 2 * k), True, rollout_features(CAMERAS))
+        attempts += [Attempt(TASK, first + 2 * k, True, n, 1.0, k),
+                     Attempt(TASK, first + 2 * k + 1, False, 9, 1.0, None)]
+    config = DemoConfig(tasks=[TASK], root=root, cameras=CAMERAS, language=None, **recipe)
+    (root / "meta" / "tether_demos.json").write_text(json.dumps(config.recipe()),
+                                                     encoding="utf-8")
+    (root / "meta" / LEDGER).write_text(
+        "".join(json.dumps(a.__dict__) + "\n" for a in attempts), encoding="utf-8")
+
+
+def test_parts_merge_into_one_dataset_whose_ledger_points_at_its_episodes(tmp_path):
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    recorded_part(tmp_path / "a", 0, [3, 4])
+    recorded_part(tmp_path / "b", 20, [5, 2])
+    result = tether("merge-demos", str(tmp_path / "all"), str(tmp_path / "a"),
+                    str(tmp_path / "b"))
+    assert result.exit_code == 0, result.output
+    assert "holds the 4 episodes of 2 parts" in result.output
+    merged = LeRobotDataset("tether/all", root=tmp_path / "all")
+    assert list(merged.meta.episodes["length"]) == [3, 4, 5, 2]
+    ledger = read_ledger(tmp_path / "all")
+    assert [(a.init_state, a.episode) for a in ledger] == [
+        (0, 0), (1, None), (2, 1), (3, None), (20, 2), (21, None), (22, 3), (23, None)]
+    for attempt in ledger:  # each kept attempt's episode is the one its part recorded
+        if attempt.episode is not None:
+            first = merged.meta.episodes["dataset_from_index"][attempt.episode]
+            assert merged[int(first)]["observation.state"][0] == attempt.init_state
+    assert (tmp_path / "all" / "meta" / "tether_demos.json").read_text(encoding="utf-8") == (
+        tmp_path / "a" / "meta" / "tether_demos.json").read_text(encoding="utf-8")
+
+
+def test_parts_of_other_recipes_or_overlapping_attempts_do_not_merge(tmp_path):
+    recorded_part(tmp_path / "a", 0, [3])
+    recorded_part(tmp_path / "b", 20, [3], budget=50)
+    recorded_part(tmp_path / "c", 0, [2])
+    with pytest.raises(TetherError, match=r"b was recorded with other settings than .*a "
+                                          r"\(meta/tether_demos.json differs\)"):
+        merge_demos(tmp_path / "out", [tmp_path / "a", tmp_path / "b"])
+    with pytest.raises(TetherError, match=rf"{TASK} init state 0 is in both .*a and .*c"):
+        merge_demos(tmp_path / "out", [tmp_path / "a", tmp_path / "c"])
+    with pytest.raises(TetherError, match=r"notes is not a dataset recorded by `tether collect "
+                                          r"--tree` \(no meta/tether_demos.json\)"):
+        merge_demos(tmp_path / "out", [tmp_path / "a", tmp_path / "notes"])
+    assert not (tmp_path / "out").exists()
+    result = tether("merge-demos", str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "c"))
+    assert result.exit_code == 2 and "exists; give the merged dataset a new folder" in result.output
 
 
 def test_tree_with_episodes_is_a_clear_error(tmp_path):

@@ -8,7 +8,7 @@ Each verb's code is in the module named for its group:
     tether scenes list|show / tasks / doctor      tether/cli/scenes.py
     tether memory list|search|show|...            tether/cli/memory.py
     tether plan / do                              tether/cli/planning.py
-    tether collect / train / serve-policy         tether/cli/policy.py
+    tether collect / merge-demos / train / serve-policy  tether/cli/policy.py
     tether collect-perception / train-perception  tether/cli/perception.py
     tether bench / bench compare                  tether/cli/bench.py
 

@@ -2,6 +2,7 @@
 
     tether collect TASK... --episodes N --out DIR       scripted-expert grasps as a LeRobotDataset
     tether collect TASK... --tree TREE --out DIR        whole-task demonstrations (resumable)
+    tether merge-demos OUT PART...                      demonstrations recorded in parts, as one
     tether train DATASET --out DIR [--steps N] [--resume]  a small ACT from scratch (CPU), card
     tether serve-policy POLICY [--port N] [--device D]   a policy over openpi's websocket protocol
 
@@ -207,8 +208,23 @@ def serve_policy(
     server.serve_forever()
 
 
+def merge_demos(
+    out_dir: Annotated[Path, typer.Argument(metavar="OUT", help="The merged dataset (a new "
+                                                                "folder).")],
+    parts: Annotated[list[Path], typer.Argument(metavar="PART...", help="Datasets recorded by "
+                                                "`tether collect --tree` with one recipe.")],
+) -> None:
+    """Merge whole-task demonstrations recorded in parts (e.g. two `tether collect --tree`
+    processes from --first-init-state 0 and 20) into one dataset that trains and resumes."""
+    from tether.datasets.demos import merge_demos as run_merge
+
+    episodes = run_merge(out_dir, parts)
+    out.print(f"{out_dir} holds the {episodes} episodes of {len(parts)} parts")
+
+
 def register(app: typer.Typer) -> None:
     """Add the policy verbs to the `tether` app."""
     app.command()(collect)
+    app.command("merge-demos")(merge_demos)
     app.command()(train)
     app.command("serve-policy")(serve_policy)

@@ -24,6 +24,9 @@ episode, and the dataset is finalised after every episode, so a killed run loses
 episode it was recording and never records one twice. The recipe (tree, cameras, language,
 budget, seed) is kept in `meta/tether_demos.json`; resuming with another recipe is an error.
 
+Parts recorded side by side (disjoint init states, one process per core) become one dataset
+with `merge_demos` (`tether merge-demos`).
+
     report = collect_demos(DemoConfig(tasks=("libero_object",), root=Path("data/object")))
 """
 
@@ -271,3 +274,54 @@ def collect_demos(config: DemoConfig, progress: Callable[[Attempt, int, int], No
     info = json.loads((root / "meta" / "info.json").read_text(encoding="utf-8"))
     return DemoReport(str(root), info["total_episodes"], info["total_frames"], made, len(before),
                       round(time.perf_counter() - start, 1))
+
+
+def merge_demos(out: Path, parts: Sequence[Path]) -> int:
+    """Merge demonstrations recorded in parts (`tether collect --tree` in several processes,
+    e.g. `--first-init-state 0` and `20`) into the new dataset `out`: lerobot's `merge_datasets`
+    for the episodes, the parts' recipe and meta files (which must agree), and their ledgers one
+    after another, each kept episode's index offset by the episodes of the parts before it, so
+    `out` resumes and trains like a dataset recorded in one go. Returns its episode count."""
+    from lerobot.datasets.dataset_tools import merge_datasets
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    from tether.models.language import FILE as LANGUAGE
+    from tether.models.observation import FRAMES
+
+    if len(parts) < 2:
+        raise TetherError("give at least two datasets to merge")
+    if out.exists():
+        raise TetherError(f"{out} exists; give the merged dataset a new folder")
+    for part in parts:
+        if not (part / "meta" / RECIPE).is_file():
+            raise TetherError(f"{part} is not a dataset recorded by `tether collect --tree` "
+                              f"(no meta/{RECIPE})")
+    metas = {}
+    for name in (RECIPE, LANGUAGE, FRAMES):
+        texts = [(p / "meta" / name).read_text(encoding="utf-8")
+                 if (p / "meta" / name).is_file() else None for p in parts]
+        odd = next((p for p, t in zip(parts, texts, strict=True) if t != texts[0]), None)
+        if odd is not None:
+            raise TetherError(f"{odd} was recorded with other settings than {parts[0]} "
+                              f"(meta/{name} differs); only parts of one recipe merge")
+        metas[name] = texts[0]
+    ledger, offset, seen = [], 0, {}
+    for part in parts:
+        for attempt in read_ledger(part):
+            if (attempt.task, attempt.init_state) in seen:
+                raise TetherError(f"{attempt.task} init state {attempt.init_state} is in both "
+                                  f"{seen[attempt.task, attempt.init_state]} and {part}")
+            seen[attempt.task, attempt.init_state] = part
+            if attempt.episode is not None:
+                attempt.episode += offset
+            ledger.append(attempt)
+        info = json.loads((part / "meta" / "info.json").read_text(encoding="utf-8"))
+        offset += info["total_episodes"]
+    merge_datasets([LeRobotDataset(f"tether/{p.name}", root=p) for p in parts],
+                   output_repo_id=f"tether/{out.name}", output_dir=out)
+    for name, text in metas.items():
+        if text is not None:
+            (out / "meta" / name).write_text(text, encoding="utf-8")
+    (out / "meta" / LEDGER).write_text(
+        "".join(json.dumps(asdict(a)) + "\n" for a in ledger), encoding="utf-8")
+    return offset
