@@ -318,7 +318,8 @@ def merge_demos(out: Path, parts: Sequence[Path]) -> int:
         info = json.loads((part / "meta" / "info.json").read_text(encoding="utf-8"))
         offset += info["total_episodes"]
     merge_datasets([LeRobotDataset(f"tether/{p.name}", root=p) for p in parts],
-                   output_repo_id=f"tether/{out.name}", output_dir=out)
+                   output_repo_id=f"tether/{out.name}", output_dir=out,
+                   concatenate_data=False)  # packing re-reads the growing shard per file
     for name, text in metas.items():
         if text is not None:
             (out / "meta" / name).write_text(text, encoding="utf-8")
