@@ -351,7 +351,7 @@ def write_card(out: Path) -> None:
         f"{rep['size_mb']:.1f} MB",
         f"- time: {rep['seconds'] / 60:.1f} min on {cfg['threads']} CPU threads"
         + (f" (resumed at step {rep['resumed_from']})" if rep.get("resumed_from") else ""),
-        *loss_card_lines(rep["loss"], out, f"{out.name}: training loss"),
+        *loss_card_lines(rep["loss"], out),
         "", "## Success", "",
     ]
     success = out / "success.md"

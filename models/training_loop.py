@@ -124,7 +124,7 @@ def atomic_save(obj: Any, path: Path) -> None:
 LOSS_PLOT = "loss.png"
 
 
-def loss_card_lines(points: list, out: Path, title: str) -> list[str]:
+def loss_card_lines(points: list, out: Path) -> list[str]:
     """A model card's loss lines: the mean loss of each interval as text, and the curve drawn
     into `out`/loss.png (log scale) when there are at least two points."""
     lines = ["- loss (mean over each interval): " + ", ".join(f"{s}: {v:.3f}" for s, v in points)]
@@ -141,7 +141,7 @@ def loss_card_lines(points: list, out: Path, title: str) -> list[str]:
     ax.set_yscale("log")
     ax.set_xlabel("optimisation step")
     ax.set_ylabel("mean loss of the interval")
-    ax.set_title(title)
+    ax.set_title(f"{out.name}: training loss")
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(out / LOSS_PLOT, dpi=100)

@@ -204,7 +204,7 @@ def write_card(out: Path) -> None:
         f"- parameters: {rep['parameters'] / 1e6:.2f} M, stored in float16: "
         f"{rep['size_mb']:.1f} MB",
         f"- time: {rep['seconds'] / 60:.1f} min on {cfg['threads']} CPU threads (shared machine)",
-        *loss_card_lines(rep["loss"], out, f"{out.name}: training loss"),
+        *loss_card_lines(rep["loss"], out),
         "", "## Evaluation", "",
     ]
     evaluation = out / EVALUATION
