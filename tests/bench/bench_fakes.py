@@ -3,7 +3,8 @@
 `fake_episode` decides by arm name: `raises` raises, `hangs` sleeps past any timeout, `crashes`
 kills its worker process; any other arm succeeds on even seeds and, like a real episode, leaves
 a run directory with its final tree in `tree.txt`. Every call appends the episode's key to
-`calls.txt` in the run directory, so tests can count what ran.
+`calls.txt` in the run directory, so tests can count what ran. `threads_episode` is
+`fake_episode` with the worker's OMP_NUM_THREADS in its row.
 """
 
 from __future__ import annotations
@@ -34,3 +35,7 @@ def fake_episode(ep: Episode, out: str) -> dict[str, Any]:
             "steps": 10 + ep.seed, "tree_status": "SUCCESS" if ok else "FAILURE",
             "ended_by": "tree", "error_codes": [] if ok else ["EMPTY_GRASP"], "error": None,
             "trace": str(trace), "wall_seconds": 0.01}
+
+
+def threads_episode(ep: Episode, out: str) -> dict[str, Any]:
+    return {**fake_episode(ep, out), "threads": os.environ.get("OMP_NUM_THREADS")}

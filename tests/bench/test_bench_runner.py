@@ -7,13 +7,14 @@ crashes, hangs and exceptions happen where they would in a real run.
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.bench.bench_fakes import fake_episode
+from tests.bench.bench_fakes import fake_episode, threads_episode
 from tether.bench.gate import compare, gate
 from tether.bench.report import (
     difference,
@@ -95,6 +96,20 @@ def test_a_perturbation_selection_runs_only_its_conditions_and_names_them_when_n
     assert len(calls(out)) == 2
     with pytest.raises(TetherError, match=r"--perturbations glare matches none .*\(none, noisy\)"):
         suite.select(perturbations=["glare"])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_workers_share_the_cpus_among_their_thread_pools_unless_the_user_said(
+        tmp_path, monkeypatch, workers):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    cpus = len(os.sched_getaffinity(0))
+    rows = bench(make_suite(tmp_path, ["ok"], seeds=2), tmp_path / "run", workers=workers,
+                 execute=threads_episode, progress=False)
+    assert {row["threads"] for row in rows} == {str(max(1, cpus // workers))}
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    rows = bench(make_suite(tmp_path, ["ok"], seeds=2), tmp_path / "mine", workers=workers,
+                 execute=threads_episode, progress=False)
+    assert {row["threads"] for row in rows} == {"3"}
 
 
 def test_faulty_arms_are_episode_errors_and_the_run_goes_on(tmp_path):
