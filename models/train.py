@@ -78,7 +78,7 @@ class TrainConfig:
     batch_size: int = 32
     lr: float = 1e-4
     chunk_size: int = 10
-    n_action_steps: int = 10
+    n_action_steps: int = 10  # actions run per call when deployed (<= chunk_size); not trained
     dim_model: int = 128
     dim_feedforward: int = 512
     n_encoder_layers: int = 2
@@ -97,14 +97,17 @@ class TrainConfig:
                self.save_every, self.threads) < 1:
             raise TetherError("steps, batch size, chunk size, n_action_steps, save_every and "
                               "threads are at least 1")
+        if self.n_action_steps > self.chunk_size:
+            raise TetherError(f"n_action_steps ({self.n_action_steps}) cannot exceed the chunk "
+                              f"size ({self.chunk_size}): a call predicts only that many")
         if not self.lr > 0:
             raise TetherError(f"the learning rate must be positive, not {self.lr}")
 
     def recipe(self) -> dict:
-        """What must not change when a run resumes (`steps` may grow, `threads` change)."""
+        """What must not change when a run resumes (`steps` may grow, `threads` and the
+        deploy-time `n_action_steps` change)."""
         return {"dataset": str(self.dataset.resolve()), "batch_size": self.batch_size,
-                "lr": self.lr, "chunk_size": self.chunk_size,
-                "n_action_steps": self.n_action_steps, "dim_model": self.dim_model,
+                "lr": self.lr, "chunk_size": self.chunk_size, "dim_model": self.dim_model,
                 "dim_feedforward": self.dim_feedforward,
                 "n_encoder_layers": self.n_encoder_layers, "use_vae": self.use_vae,
                 "seed": self.seed,

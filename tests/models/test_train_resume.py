@@ -44,8 +44,8 @@ def dataset(tmp_path_factory) -> Path:
 
 def config(dataset: Path, out: Path, steps: int, **kw) -> TrainConfig:
     return TrainConfig(dataset=dataset, out=out, steps=steps, batch_size=4, chunk_size=2,
-                       n_action_steps=2, dim_model=32, dim_feedforward=64, threads=1,
-                       save_every=1, **kw)
+                       dim_model=32, dim_feedforward=64, threads=1, save_every=1,
+                       **{"n_action_steps": 2, **kw})
 
 
 @pytest.fixture(scope="module")
@@ -184,6 +184,19 @@ def test_resume_with_another_batch_size_is_a_clear_error(dataset, straight):
     bad.batch_size = 8
     with pytest.raises(TetherError, match=r"started with other batch_size \(4\)"):
         train(bad)
+
+
+def test_resume_may_change_how_many_actions_of_a_chunk_run_but_not_past_the_chunk(dataset,
+                                                                                  tmp_path):
+    out = tmp_path / "act"
+    train(config(dataset, out, 2))
+    second = config(dataset, out, 2, resume=True)
+    second.n_action_steps = 1
+    assert train(second).steps == 2  # nothing left to train: saved again as it was
+    assert json.loads((out / "config.json").read_text(encoding="utf-8"))["n_action_steps"] == 1
+    assert "chunk 2 (n_action_steps 1)" in (out / "README.md").read_text(encoding="utf-8")
+    with pytest.raises(TetherError, match=r"n_action_steps \(3\) cannot exceed the chunk size"):
+        config(dataset, tmp_path / "other", 2, n_action_steps=3)
 
 
 def test_a_language_feature_without_its_embedder_file_is_a_clear_error(dataset, tmp_path):

@@ -140,6 +140,10 @@ def train(
     lr: Annotated[float, typer.Option(help="Learning rate (backbone too: it is trained from "
                                            "scratch).")] = 1e-4,
     chunk_size: Annotated[int, typer.Option(min=1, help="Actions predicted per chunk.")] = 10,
+    n_action_steps: Annotated[int | None, typer.Option(
+        min=1, help="Actions of each chunk run before the policy is called again, when "
+                    "deployed (lerobot's n_action_steps; default: the chunk size). Not trained: "
+                    "it may change on --resume.")] = None,
     seed: Annotated[int, typer.Option(help="Torch seed.")] = 0,
     threads: Annotated[int, typer.Option(min=1, help="Torch CPU threads.")] = 2,
     save_every: Annotated[int, typer.Option(min=1, help="Steps between saves of the checkpoint "
@@ -160,8 +164,8 @@ def train(
 
     command = command_line(ctx)
     config = TrainConfig(dataset=dataset, out=out_dir, steps=steps, batch_size=batch_size, lr=lr,
-                         chunk_size=chunk_size, n_action_steps=chunk_size, seed=seed,
-                         threads=threads, save_every=save_every, resume=resume,
+                         chunk_size=chunk_size, n_action_steps=n_action_steps or chunk_size,
+                         seed=seed, threads=threads, save_every=save_every, resume=resume,
                          backbone=backbone, command=command)
     bar = tqdm(total=steps, desc="training", unit="step")
 
