@@ -33,6 +33,7 @@ the checkpoint, and `LerobotPolicy` embeds the instruction the same way at run t
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -209,11 +210,16 @@ def train(config: TrainConfig, progress: Callable[[int, float], None] | None = N
         def loss() -> Any:
             return policy.forward(preprocessor(next(batches)))[0]
     else:  # decoded once, then batches by indexing: the same samples, a fifth of a step less
-        cache, picks = FrameCache(dataset), iter(order)
-        features = None if config.backbone is None else \
-            BackboneFeatures.of(policy, preprocessor, cache)
+        picks = iter(order)
+
+        @functools.cache  # at the first step: a resumed run with no step left decodes nothing
+        def frames() -> tuple[FrameCache, BackboneFeatures | None]:
+            cache = FrameCache(dataset)
+            return cache, None if config.backbone is None else \
+                BackboneFeatures.of(policy, preprocessor, cache)
 
         def loss() -> Any:
+            cache, features = frames()
             indices = next(picks)
             batch = preprocessor(cache.batch(indices))
             if features is None:
