@@ -1,6 +1,6 @@
 """Work robosuite repeats without changing a number: recompiling a model, re-running a forward.
 
-Four shortcuts, each giving bit-identical simulations (tests/scenes/test_fast_physics.py,
+Six shortcuts, each giving bit-identical simulations (tests/scenes/test_fast_physics.py,
 tests/scenes/test_scene_cache.py):
 
 - `cache_compiled_models()`: robosuite builds every `MjSim` from a model XML string
@@ -37,6 +37,15 @@ tests/scenes/test_scene_cache.py):
   first by the `ModelFields` it returns: every model array but the large asset arrays (`ASSETS`:
   textures, meshes, BVHs, height fields), which nothing edits after compiling. A hard reset also
   rebuilt the gripper's model, whose command ramp (`current_action`) the caller zeroes.
+- `observe_only(env, names)`: after each of the 25 physics substeps robosuite offers every
+  observable (~26 in a LIBERO scene: the arm's and each object's poses, sines and cosines of the
+  joints, ...) a sample. Its caller reads a few of them; the others are disabled (robosuite's
+  own switch: a disabled observable runs no sensor and is left out of the observations) and
+  no longer visited, and the ones kept sample exactly as before.
+- `contacts_by_id(env)`: LIBERO's success test asks robosuite's `check_contact` whether two
+  objects touch, twice a control step per `on` literal; it walks the contacts in Python, naming
+  both geoms of each. Each set of names becomes a mask over the model's geoms once, and the
+  contacts' geom pairs are looked up in it as arrays: the same answer.
 """
 
 from __future__ import annotations
@@ -145,13 +154,17 @@ class _ArmState:
     jacp: np.ndarray
     jacr: np.ndarray
     full_mass: np.ndarray
+    law: Any  # robosuite.utils.control_utils (imported once robosuite is)
 
     @classmethod
     def of(cls, controller: Any) -> _ArmState:
+        from robosuite.utils import control_utils
+
         nv = controller.sim.model.nv
+        qvel = np.asarray(controller.qvel_index)
         return cls(controller, controller.sim.model.site_name2id(controller.eef_name),
-                   np.asarray(controller.qpos_index), np.asarray(controller.qvel_index),
-                   np.zeros((3, nv)), np.zeros((3, nv)), np.zeros((nv, nv)))
+                   np.asarray(controller.qpos_index), qvel,
+                   np.zeros((3, nv)), np.zeros((3, nv)), np.zeros((nv, nv)), control_utils)
 
     def update(self, force: bool = False) -> None:
         """`Controller.update`: the same values, one Jacobian evaluation."""
@@ -161,18 +174,42 @@ class _ArmState:
         c.sim.forward()
         model, data = c.sim.model._model, c.sim.data._data
         mujoco.mj_jacSite(model, data, self.jacp, self.jacr, self.site)
+        qvel = data.qvel
         c.ee_pos = np.array(data.site_xpos[self.site])
         c.ee_ori_mat = np.array(data.site_xmat[self.site].reshape([3, 3]))
-        c.ee_pos_vel = np.dot(self.jacp, data.qvel)
-        c.ee_ori_vel = np.dot(self.jacr, data.qvel)
+        c.ee_pos_vel = np.dot(self.jacp, qvel)
+        c.ee_ori_vel = np.dot(self.jacr, qvel)
         c.joint_pos = data.qpos[self.qpos]
-        c.joint_vel = data.qvel[self.qvel]
+        c.joint_vel = qvel[self.qvel]
         c.J_pos = self.jacp[:, self.qvel]
         c.J_ori = self.jacr[:, self.qvel]
-        c.J_full = np.vstack([c.J_pos, c.J_ori])
+        c.J_full = np.concatenate([c.J_pos, c.J_ori])
         mujoco.mj_fullM(model, self.full_mass, data.qM)
-        c.mass_matrix = self.full_mass[self.qvel, :][:, self.qvel]
+        c.mass_matrix = self.full_mass[self.qvel, :][:, self.qvel]  # Fortran order, as robosuite's
         c.new_update = False
+
+    def torques(self) -> np.ndarray:
+        """`OperationalSpaceController.run_controller` without interpolators (LIBERO's): each
+        number from the same operation on the same operands, less its copies and lookups."""
+        c, law = self.controller, self.law
+        self.update()
+        kp, kd = c.kp, c.kd
+        desired_force = np.multiply(c.goal_pos - c.ee_pos, kp[0:3]) + \
+            np.multiply(-c.ee_pos_vel, kd[0:3])
+        ori_error = law.orientation_error(np.array(c.goal_ori), c.ee_ori_mat)
+        desired_torque = np.multiply(ori_error, kp[3:6]) + np.multiply(-c.ee_ori_vel, kd[3:6])
+        lambda_full, lambda_pos, lambda_ori, nullspace_matrix = law.opspace_matrices(
+            c.mass_matrix, c.J_full, c.J_pos, c.J_ori)
+        if c.uncoupling:
+            wrench = np.concatenate([np.dot(lambda_pos, desired_force),
+                                     np.dot(lambda_ori, desired_torque)])
+        else:
+            wrench = np.dot(lambda_full, np.concatenate([desired_force, desired_torque]))
+        c.torques = np.dot(c.J_full.T, wrench) + c.sim.data._data.qfrc_bias[self.qvel]
+        c.torques += law.nullspace_torques(c.mass_matrix, nullspace_matrix, c.initial_joint,
+                                           c.joint_pos, c.joint_vel)
+        c.new_update = True
+        return c.torques
 
 
 class _ArmControl:
@@ -200,9 +237,13 @@ class _ArmControl:
         dim = controller.control_dim
         if policy_step:
             controller.set_goal(action[:dim])
-        robot.torques = np.clip(controller.run_controller(), self.torque_low, self.torque_high)
+        if controller.interpolator_pos is None and controller.interpolator_ori is None:
+            torques = self.arm.torques()
+        else:
+            torques = controller.run_controller()
+        robot.torques = np.clip(torques, self.torque_low, self.torque_high)
         grip = robot.gripper.format_action(action[dim:])
-        data = robot.sim.data
+        data = robot.sim.data._data
         data.ctrl[self.grip_actuators] = self.grip_bias + self.grip_weight * grip
         data.ctrl[self.joint_actuators] = robot.torques
 
@@ -227,6 +268,59 @@ def streamline_control(env: Any) -> None:
             robot.control(action[start:stop], policy_step=policy_step)
 
     env._pre_action = _pre_action
+
+
+def observe_only(env: Any, names: set[str]) -> None:
+    """Keep only `env`'s observables named in `names` (the observations then hold only them);
+    each substep visits those alone. The observables live as long as the env's soft resets."""
+    for name, observable in env._observables.items():
+        if name not in names:
+            observable.set_enabled(False)
+    kept = [o for o in env._observables.values() if o.is_enabled()]
+
+    def _update_observables(force: bool = False) -> None:
+        for observable in kept:
+            observable.update(timestep=env.model_timestep, obs_cache=env._obs_cache, force=force)
+
+    env._update_observables = _update_observables
+
+
+def contacts_by_id(env: Any) -> None:
+    """Give `env` a `check_contact` with robosuite's meaning (see the module docstring)."""
+    from robosuite.models.base import MujocoModel
+
+    masks: dict[tuple[str, ...], np.ndarray] = {}  # names -> which of the model's geoms they are
+    model = None
+
+    def geom_mask(geoms: Any) -> np.ndarray:
+        if type(geoms) is str:
+            geoms = [geoms]
+        elif isinstance(geoms, MujocoModel):
+            geoms = geoms.contact_geoms
+        key = tuple(geoms)
+        if key not in masks:
+            masks[key] = np.zeros(model.ngeom, dtype=bool)
+            for name in key:
+                i = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name)
+                if i >= 0:
+                    masks[key][i] = True
+        return masks[key]
+
+    def check_contact(geoms_1: Any, geoms_2: Any = None) -> bool:
+        nonlocal model
+        if model is not env.sim.model._model:  # masks are per model
+            model = env.sim.model._model
+            masks.clear()
+        contact = env.sim.data._data.contact
+        first, second = contact.geom1, contact.geom2
+        mask_1 = geom_mask(geoms_1)
+        if geoms_2 is None:
+            return bool(mask_1[first].any() or mask_1[second].any())
+        mask_2 = geom_mask(geoms_2)
+        return bool((mask_1[first] & mask_2[second]).any()
+                    or (mask_2[first] & mask_1[second]).any())
+
+    env.check_contact = check_contact
 
 
 class ModelFields:

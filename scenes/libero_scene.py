@@ -57,6 +57,7 @@ from tether.scenes.placing import set_down, spot_with_room, top_of
 from tether.scenes.robot import OPEN, Hinge, Pose, Robot
 
 NOOP = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
+JOINTS = "robot0_joint_pos"  # the one robosuite observable read besides camera images
 SURFACE_REACH = 0.05  # m above a region's box where the ray finding what bears it starts
 CEILING = 2.0  # world z (m) above every scene's geometry, where rays looking down start
 UNSEEN_GROUP = 5  # geom group rays do not see (they look at group 0, collision geometry)
@@ -95,7 +96,9 @@ class LiberoScene(Robot):
         super().__init__()
         from tether.scenes.fast_physics import (
             cache_compiled_models,
+            contacts_by_id,
             keep_compiled_model,
+            observe_only,
             skip_repeated_forward,
             streamline_control,
         )
@@ -134,6 +137,8 @@ class LiberoScene(Robot):
             ) from None
         streamline_control(self._env.env)
         skip_repeated_forward(self._env.env)
+        observe_only(self._env.env, {JOINTS, *(f"{c}_image" for c in self.cameras)})
+        contacts_by_id(self._env.env)
         self._compiled = keep_compiled_model(self._env.env)
         self._obs: dict[str, Any] = {}
         self._frames = Cameras()
@@ -619,7 +624,7 @@ class LiberoScene(Robot):
     def observe(self) -> dict:
         obs = super().observe()
         obs["gripper_qpos"] = np.array(self._data.qpos[self._finger_qpos])
-        obs["joint_pos"] = np.array(self._obs["robot0_joint_pos"])
+        obs["joint_pos"] = np.array(self._obs[JOINTS])
         if self.cameras:
             obs["images"] = {c: self._obs[f"{c}_image"] for c in self.cameras}
         return obs

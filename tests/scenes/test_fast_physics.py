@@ -56,17 +56,20 @@ def _states(scene: LiberoScene, actions: np.ndarray) -> list[np.ndarray]:
     for a in actions:
         scene.step(a)
         out.append(np.concatenate([[data.time], data.qpos, data.qvel, data.ctrl, data.act,
-                                   data.sensordata, data.qacc_warmstart]))
+                                   data.sensordata, data.qacc_warmstart,
+                                   scene.observe()["joint_pos"]]))
     return out
 
 
 @pytest.mark.slow
 def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypatch):
     """The same 20 random actions from a recorded initial state, with the shortcuts (resets that
-    keep the model, `mj_step1` and `mj_step2` per substep, the streamlined arm control) and
-    without (robosuite's compile and hard reset, the controller's forward and state reads,
-    `mj_step`): same state after every step, also after the kept model was edited, the gripper
-    driven by an earlier episode and the controller rebuilt by a reset."""
+    keep the model, `mj_step1` and `mj_step2` per substep, the streamlined arm control with its
+    operational-space law, only the observables read, contacts by id) and without (robosuite's
+    compile and hard reset, the controller's forward, state reads and law, `mj_step`, every
+    observable, contacts by name): same state and observed joints after every step, also after
+    the kept model was edited, the gripper driven by an earlier episode and the controller
+    rebuilt by a reset."""
     from robosuite.utils.binding_utils import MjSim
 
     actions = np.random.default_rng(0).uniform(-1, 1, (20, 7))
@@ -77,6 +80,8 @@ def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypa
         fast.step(np.r_[np.zeros(6), 1.0])  # the gripper closing
         fast.reset(3, 3)
         assert fast._env.env.sim.model._model is model  # kept, not compiled and copied again
+        observed = [n for n, o in fast._env.env._observables.items() if o.is_enabled()]
+        assert observed == ["robot0_joint_pos"]  # of ~26: no camera, so only the joints are read
         calls = []
         monkeypatch.setattr(MjSim, "forward", lambda self: calls.append("forward") or
                             mujoco.mj_forward(self.model._model, self.data._data))
@@ -100,6 +105,8 @@ def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypa
         lambda cls, xml: cls(mujoco.MjModel.from_xml_string(xml))))
     monkeypatch.setattr(fast_physics, "skip_repeated_forward", lambda env: None)
     monkeypatch.setattr(fast_physics, "streamline_control", lambda env: None)
+    monkeypatch.setattr(fast_physics, "observe_only", lambda env, names: None)
+    monkeypatch.setattr(fast_physics, "contacts_by_id", lambda env: None)
     monkeypatch.setattr(fast_physics, "keep_compiled_model",
                         lambda env: fast_physics.ModelFields(env.sim.model._model))
     plain = LiberoScene(TASK, init_state=3, seed=3)
@@ -109,3 +116,27 @@ def test_a_scene_with_the_shortcuts_steps_bit_for_bit_as_robosuite_does(monkeypa
         plain.close()
     for step, (a, b) in enumerate(zip(with_shortcuts, without, strict=True)):
         assert np.array_equal(a, b), f"step {step}: the shortcuts changed the simulation"
+
+
+@pytest.mark.slow
+def test_contacts_by_id_answer_as_robosuite_does():
+    """Every pair of the scene's objects and fixtures (and each with anything), as models and as
+    geom names, in a state with the bowl resting on the table and the gripper closed on air:
+    the same answers as robosuite's `check_contact`, some of them True."""
+    from robosuite.environments.base import MujocoEnv
+
+    scene = LiberoScene(TASK, init_state=0)
+    try:
+        for _ in range(5):
+            scene.step(np.r_[np.zeros(6), 1.0])
+        env = scene._env.env
+        parts = [env.get_object(n) for n in [*env.objects_dict, *env.fixtures_dict]]
+        parts += [p.contact_geoms for p in parts] + [parts[0].contact_geoms[0], "no_such_geom"]
+        answers = []
+        for a in parts:
+            for b in [*parts, None]:
+                answers.append(env.check_contact(a, b))
+                assert answers[-1] == MujocoEnv.check_contact(env, a, b), (a, b)
+        assert any(answers) and not all(answers)
+    finally:
+        scene.close()
