@@ -28,8 +28,9 @@ tests/scenes/test_scene_cache.py):
   times and its torque limits and gripper ranges once. For a single arm under operational-space
   control (LIBERO's `OSC_POSE`) these become one `mj_jacSite` into kept arrays and indices looked
   up once per controller (robosuite builds a new controller at every reset); every number is
-  computed by the same numpy operation on the same operands as before, and the controller's own
-  law (`run_controller`) is robosuite's.
+  computed by the same numpy operation on the same operands as before. The controller's law
+  (`run_controller`) is robosuite's compiled as one function (`tether.scenes.osc_law`), when
+  robosuite compiles its parts (its default) and the controller does not interpolate.
 - `keep_compiled_model(env)`: a reset of a built scene keeps its compiled model (robosuite's
   soft reset, `mj_resetData`) instead of rebuilding it from the XML, whose copy alone costs
   ~0.25 s (a LIBERO model carries ~140 MB of textures). What an episode may have edited in the
@@ -154,17 +155,17 @@ class _ArmState:
     jacp: np.ndarray
     jacr: np.ndarray
     full_mass: np.ndarray
-    law: Any  # robosuite.utils.control_utils (imported once robosuite is)
+    law: Any  # tether.scenes.osc_law (imported once robosuite is)
 
     @classmethod
     def of(cls, controller: Any) -> _ArmState:
-        from robosuite.utils import control_utils
+        from tether.scenes import osc_law
 
         nv = controller.sim.model.nv
         qvel = np.asarray(controller.qvel_index)
         return cls(controller, controller.sim.model.site_name2id(controller.eef_name),
                    np.asarray(controller.qpos_index), qvel,
-                   np.zeros((3, nv)), np.zeros((3, nv)), np.zeros((nv, nv)), control_utils)
+                   np.zeros((3, nv)), np.zeros((3, nv)), np.zeros((nv, nv)), osc_law)
 
     def update(self, force: bool = False) -> None:
         """`Controller.update`: the same values, one Jacobian evaluation."""
@@ -189,25 +190,15 @@ class _ArmState:
         c.new_update = False
 
     def torques(self) -> np.ndarray:
-        """`OperationalSpaceController.run_controller` without interpolators (LIBERO's): each
-        number from the same operation on the same operands, less its copies and lookups."""
-        c, law = self.controller, self.law
+        """`OperationalSpaceController.run_controller` without interpolators (LIBERO's), its law
+        compiled as one function (`tether.scenes.osc_law`)."""
+        c = self.controller
         self.update()
-        kp, kd = c.kp, c.kd
-        desired_force = np.multiply(c.goal_pos - c.ee_pos, kp[0:3]) + \
-            np.multiply(-c.ee_pos_vel, kd[0:3])
-        ori_error = law.orientation_error(np.array(c.goal_ori), c.ee_ori_mat)
-        desired_torque = np.multiply(ori_error, kp[3:6]) + np.multiply(-c.ee_ori_vel, kd[3:6])
-        lambda_full, lambda_pos, lambda_ori, nullspace_matrix = law.opspace_matrices(
-            c.mass_matrix, c.J_full, c.J_pos, c.J_ori)
-        if c.uncoupling:
-            wrench = np.concatenate([np.dot(lambda_pos, desired_force),
-                                     np.dot(lambda_ori, desired_torque)])
-        else:
-            wrench = np.dot(lambda_full, np.concatenate([desired_force, desired_torque]))
-        c.torques = np.dot(c.J_full.T, wrench) + c.sim.data._data.qfrc_bias[self.qvel]
-        c.torques += law.nullspace_torques(c.mass_matrix, nullspace_matrix, c.initial_joint,
-                                           c.joint_pos, c.joint_vel)
+        c.torques = self.law.torques(
+            np.array(c.goal_pos), np.array(c.goal_ori), c.ee_pos, c.ee_ori_mat, c.ee_pos_vel,
+            c.ee_ori_vel, c.kp, c.kd, c.mass_matrix, c.J_full, c.J_pos, c.J_ori,
+            c.sim.data._data.qfrc_bias[self.qvel], c.initial_joint, c.joint_pos, c.joint_vel,
+            bool(c.uncoupling))
         c.new_update = True
         return c.torques
 
@@ -237,7 +228,8 @@ class _ArmControl:
         dim = controller.control_dim
         if policy_step:
             controller.set_goal(action[:dim])
-        if controller.interpolator_pos is None and controller.interpolator_ori is None:
+        if controller.interpolator_pos is None and controller.interpolator_ori is None \
+                and self.arm.law.COMPILED:
             torques = self.arm.torques()
         else:
             torques = controller.run_controller()
