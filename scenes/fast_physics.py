@@ -205,18 +205,23 @@ class _ArmState:
 
 class _ArmControl:
     """`SingleArm.control` for an operational-space controller and a gripper, its limits and
-    actuator indices looked up once."""
+    actuator indices looked up once; a controller that does not interpolate and a Panda gripper
+    (LIBERO's) are commanded by `tether.scenes.osc_law` when robosuite compiles its law."""
 
     def __init__(self, robot: Any) -> None:
+        from robosuite.models.grippers.panda_gripper import PandaGripper
+
         self.robot, self.arm = robot, None
         self.action_dim = robot.action_dim
         model = robot.sim.model
         self.torque_low, self.torque_high = robot.torque_limits
-        self.joint_actuators = robot._ref_joint_actuator_indexes
-        self.grip_actuators = [model.actuator_name2id(a) for a in robot.gripper.actuators]
+        self.joint_actuators = np.asarray(robot._ref_joint_actuator_indexes)
+        self.grip_actuators = np.array([model.actuator_name2id(a)
+                                        for a in robot.gripper.actuators])
         ctrl_range = model.actuator_ctrlrange[self.grip_actuators]
         self.grip_bias = 0.5 * (ctrl_range[:, 1] + ctrl_range[:, 0])
         self.grip_weight = 0.5 * (ctrl_range[:, 1] - ctrl_range[:, 0])
+        self.panda = type(robot.gripper).format_action is PandaGripper.format_action
 
     def __call__(self, action: np.ndarray, policy_step: bool = False) -> None:
         robot = self.robot
@@ -228,14 +233,17 @@ class _ArmControl:
         dim = controller.control_dim
         if policy_step:
             controller.set_goal(action[:dim])
-        if controller.interpolator_pos is None and controller.interpolator_ori is None \
-                and self.arm.law.COMPILED:
-            torques = self.arm.torques()
-        else:
-            torques = controller.run_controller()
-        robot.torques = np.clip(torques, self.torque_low, self.torque_high)
-        grip = robot.gripper.format_action(action[dim:])
         data = robot.sim.data._data
+        if controller.interpolator_pos is None and controller.interpolator_ori is None \
+                and self.arm.law.COMPILED and self.panda:
+            gripper = robot.gripper
+            robot.torques, gripper.current_action = self.arm.law.actuate(
+                self.arm.torques(), self.torque_low, self.torque_high, self.joint_actuators,
+                gripper.current_action, gripper.speed, action[dim:], self.grip_bias,
+                self.grip_weight, self.grip_actuators, data.ctrl)
+            return
+        robot.torques = np.clip(controller.run_controller(), self.torque_low, self.torque_high)
+        grip = robot.gripper.format_action(action[dim:])
         data.ctrl[self.grip_actuators] = self.grip_bias + self.grip_weight * grip
         data.ctrl[self.joint_actuators] = robot.torques
 

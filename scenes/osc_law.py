@@ -41,3 +41,16 @@ def torques(goal_pos, goal_ori, ee_pos, ee_ori_mat, ee_pos_vel, ee_ori_vel, kp, 
     out = np.dot(J_full.T, wrench) + bias
     out += nullspace_torques(mass_matrix, nullspace_matrix, initial_joint, joint_pos, joint_vel)
     return out
+
+
+@numba.njit(cache=True)
+def actuate(torques, low, high, joints, ramp, speed, grip, bias, weight, fingers, ctrl):
+    """Write a substep's controls into `ctrl` as robosuite's single arm with a Panda gripper
+    does: the torques clipped to [`low`, `high`] on the `joints` actuators, the gripper's command
+    ramp moved `speed` toward the sign of `grip` within [-1, 1] and scaled to the `fingers`
+    actuators' ranges. Returns the clipped torques and the new ramp."""
+    clipped = np.clip(torques, low, high)
+    ramp = np.clip(ramp + np.array([-1.0, 1.0]) * speed * np.sign(grip), -1.0, 1.0)
+    ctrl[fingers] = bias + weight * ramp
+    ctrl[joints] = clipped
+    return clipped, ramp
