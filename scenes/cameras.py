@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from tether.errors import TetherError, did_you_mean
+from tether.scenes.fast_physics import textured
 
 if TYPE_CHECKING:
     import mujoco
@@ -190,7 +191,7 @@ class Cameras:
             self._model = model
         key = (size, draft)
         if key not in self._rasterisers:
-            self._rasterisers[key] = Rasteriser(model, size, draft)
+            self._rasterisers[key] = Rasteriser(textured(model), size, draft)
         return self._rasterisers[key].draw(scene)
 
     def render(self, model: mujoco.MjModel, data: mujoco.MjData, camera: str,

@@ -1,6 +1,6 @@
 """Work robosuite repeats without changing a number: recompiling a model, re-running a forward.
 
-Six shortcuts, each giving bit-identical simulations (tests/scenes/test_fast_physics.py,
+Seven shortcuts, each giving bit-identical simulations (tests/scenes/test_fast_physics.py,
 tests/scenes/test_scene_cache.py):
 
 - `cache_compiled_models()`: robosuite builds every `MjSim` from a model XML string
@@ -47,12 +47,24 @@ tests/scenes/test_scene_cache.py):
   objects touch, twice a control step per `on` literal; it walks the contacts in Python, naming
   both geoms of each. Each set of names becomes a mask over the model's geoms once, and the
   contacts' geom pairs are looked up in it as arrays: the same answer.
+- `textures_later()`: a LIBERO model carries ~143 MB of image textures (two 4096 x 4096), which
+  its compile decodes and every copy, store and load moves, though no physics reads them.
+  Scenes built in this context compile their XML with each image texture replaced by a flat
+  8 x 8 one (same name and kind, so every material keeps its texture's id); `textured(model)`
+  gives what draws them: the model compiled from the real XML at the first call, with every
+  other array set to the scene model's at each call (perturbations recolour and move lights and
+  cameras).
 """
 
 from __future__ import annotations
 
 import copy
+import re
+import threading
+import weakref
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -64,18 +76,52 @@ from tether.scenes.model_store import load_or_compile
 
 MODELS = 4  # compiled models kept per process
 _compiled: OrderedDict[str, mujoco.MjModel] = OrderedDict()
+_compiling = threading.Lock()  # a trace writer's thread may ask for a textured model
 ASSETS = ("tex_data", "mesh_", "bvh_", "hfield_data", "skin_", "flex")  # model arrays left alone
+_IMAGE_TEXTURE = re.compile(r'<texture\b([^>]*?)\sfile="[^"]*"([^>]*?)/>')
+_PLACEHOLDER = r'<texture\1 builtin="flat" width="8" height="8" rgb1="0.5 0.5 0.5"\2/>'
+_UNDRAWN = ("tex_", "paths", "names", "name_")  # model arrays a texture-less compile changes
+_later = threading.local()  # .on: this thread's scenes compile without their image textures
+_real_xml: weakref.WeakKeyDictionary[mujoco.MjModel, str] = weakref.WeakKeyDictionary()
+_drawn: weakref.WeakKeyDictionary[mujoco.MjModel, mujoco.MjModel] = weakref.WeakKeyDictionary()
 
 
 def compiled_model(xml: str) -> mujoco.MjModel:
     """A fresh copy of the model `xml` compiles to (compiled once per process while kept)."""
-    model = _compiled.pop(xml, None)
-    if model is None:
-        model = load_or_compile(xml)
-    _compiled[xml] = model
-    while len(_compiled) > MODELS:
-        _compiled.popitem(last=False)
-    return copy.copy(model)
+    with _compiling:
+        model = _compiled.pop(xml, None)
+        if model is None:
+            model = load_or_compile(xml)
+        _compiled[xml] = model
+        while len(_compiled) > MODELS:
+            _compiled.popitem(last=False)
+        return copy.copy(model)
+
+
+@contextmanager
+def textures_later() -> Iterator[None]:
+    """Scenes built in this context (on this thread) leave their image textures to
+    `textured` (see the module docstring)."""
+    _later.on = True
+    try:
+        yield
+    finally:
+        _later.on = False
+
+
+def textured(model: mujoco.MjModel) -> mujoco.MjModel:
+    """The model to draw `model` with: `model` itself, or for one compiled without its image
+    textures, the model with them, its other arrays set to `model`'s now."""
+    xml = _real_xml.get(model)
+    if xml is None:
+        return model
+    drawn = _drawn.get(model)
+    if drawn is None:
+        drawn = _drawn[model] = compiled_model(xml)
+    for name in _editable(model):
+        if not name.startswith(_UNDRAWN):
+            np.copyto(getattr(drawn, name), getattr(model, name))
+    return drawn
 
 
 def cache_compiled_models() -> None:
@@ -87,7 +133,11 @@ def cache_compiled_models() -> None:
 
 
 def _from_xml_string(cls: Any, xml: str) -> Any:
-    return cls(compiled_model(xml))
+    if not getattr(_later, "on", False):
+        return cls(compiled_model(xml))
+    model = compiled_model(_IMAGE_TEXTURE.sub(_PLACEHOLDER, xml))
+    _real_xml[model] = xml
+    return cls(model)
 
 
 def _nothing() -> None:

@@ -34,7 +34,7 @@ down; policy adapters flip them the way their training data was).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import mujoco
@@ -80,7 +80,10 @@ def _mat_to_xyzw(mat: np.ndarray) -> np.ndarray:
 
 
 class LiberoScene(Robot):
-    """One LIBERO task instance (task, initial state, seed) driven through the `Robot` interface."""
+    """One LIBERO task instance (task, initial state, seed) driven through the `Robot` interface.
+    Built with `cameras`, robosuite renders them at every step; without `textures` (and without
+    cameras) the model's image textures are compiled at its first render, not before
+    (`tether.scenes.fast_physics.textures_later`)."""
 
     def __init__(
         self,
@@ -89,6 +92,7 @@ class LiberoScene(Robot):
         seed: int = 0,
         *,
         cameras: Sequence[str] = (),
+        textures: bool = True,
         image_size: tuple[int, int] = (128, 128),
         settle_steps: int = 15,
         control_freq: int = 20,
@@ -101,6 +105,7 @@ class LiberoScene(Robot):
             observe_only,
             skip_repeated_forward,
             streamline_control,
+            textures_later,
         )
         from tether.scenes.libero_setup import import_libero
 
@@ -117,17 +122,18 @@ class LiberoScene(Robot):
         self.init_state, self.seed = init_state, seed
         self._check_init_state(init_state)
         try:
-            self._env = ControlEnv(
-                bddl_file_name=str(self.task.bddl_file),
-                controller="OSC_POSE",
-                control_freq=control_freq,
-                ignore_done=True,  # tether budgets steps itself; robosuite's horizon would stop it
-                use_camera_obs=bool(self.cameras),
-                has_offscreen_renderer=bool(self.cameras),
-                camera_names=list(self.cameras) or ["agentview"],
-                camera_heights=image_size[0],
-                camera_widths=image_size[1],
-            )
+            with nullcontext() if textures or self.cameras else textures_later():
+                self._env = ControlEnv(
+                    bddl_file_name=str(self.task.bddl_file),
+                    controller="OSC_POSE",
+                    control_freq=control_freq,
+                    ignore_done=True,  # tether budgets steps itself; robosuite's would stop it
+                    use_camera_obs=bool(self.cameras),
+                    has_offscreen_renderer=bool(self.cameras),
+                    camera_names=list(self.cameras) or ["agentview"],
+                    camera_heights=image_size[0],
+                    camera_widths=image_size[1],
+                )
         except ValueError as e:
             if "observable" not in str(e):
                 raise

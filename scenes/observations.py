@@ -31,6 +31,7 @@ import numpy as np
 
 from tether.errors import TetherError, did_you_mean
 from tether.scenes.cameras import offscreen_renderer, visual_only
+from tether.scenes.fast_physics import textured
 from tether.scenes.projection import CameraGeometry
 from tether.scenes.robot import Pose, Robot
 
@@ -73,8 +74,9 @@ class Observer:
             self.close()
             self._model = model
             self._index_geoms(model)
+        drawn = textured(model)  # set to the scene's model now
         if size not in self._renderers:
-            self._renderers[size] = offscreen_renderer(model, size)
+            self._renderers[size] = offscreen_renderer(drawn, size)
         return self._renderers[size]
 
     def _index_geoms(self, model: mujoco.MjModel) -> None:

@@ -81,6 +81,14 @@ class SessionConfig:
         self.runs, self.perturb = Path(self.runs), tuple(self.perturb)
 
     @property
+    def seen(self) -> bool:
+        """Whether the episode is expected to render (frames recorded, camera perception, a
+        named policy): its scene then compiles its image textures at once, else at its first
+        render (`tether.scenes.fast_physics.textures_later`)."""
+        return bool(self.record and self.frames.cameras) or self.perception != "privileged" \
+            or bool(self.policies)
+
+    @property
     def index(self) -> int:
         """The init state the episode starts from."""
         return self.seed % INIT_STATES if self.init_state is None else self.init_state
@@ -164,7 +172,7 @@ class Session:
         opener = open_scene if self.scenes is None else self.scenes.open
         try:
             self.scene = opener(self.entry, self.perturbations, init_state=index,
-                                seed=self.config.seed)
+                                seed=self.config.seed, textures=self.config.seen)
             self.robot = perceive(self.scene, self.config.perception)
         except BaseException:
             self._policies.__exit__(None, None, None)
