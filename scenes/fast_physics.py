@@ -78,8 +78,8 @@ MODELS = 4  # compiled models kept per process
 _compiled: OrderedDict[str, mujoco.MjModel] = OrderedDict()
 _compiling = threading.Lock()  # a trace writer's thread may ask for a textured model
 ASSETS = ("tex_data", "mesh_", "bvh_", "hfield_data", "skin_", "flex")  # model arrays left alone
-_IMAGE_TEXTURE = re.compile(r'<texture\b([^>]*?)\sfile="[^"]*"([^>]*?)/>')
-_PLACEHOLDER = r'<texture\1 builtin="flat" width="8" height="8" rgb1="0.5 0.5 0.5"\2/>'
+_TEXTURE = re.compile(r"<texture\b[^>]*/>")
+_IDENTITY = re.compile(r'\s(?:name|type)="[^"]*"')  # what a material's reference keeps
 _UNDRAWN = ("tex_", "paths", "names", "name_")  # model arrays a texture-less compile changes
 _later = threading.local()  # .on: this thread's scenes compile without their image textures
 _real_xml: weakref.WeakKeyDictionary[mujoco.MjModel, str] = weakref.WeakKeyDictionary()
@@ -109,6 +109,15 @@ def textures_later() -> Iterator[None]:
         _later.on = False
 
 
+def _flat(texture: re.Match[str]) -> str:
+    """An image texture's element as a flat 8 x 8 one of the same name and kind; others kept."""
+    element = texture.group(0)
+    if not re.search(r'\sfile="', element):
+        return element
+    identity = "".join(_IDENTITY.findall(element))
+    return f'<texture{identity} builtin="flat" width="8" height="8" rgb1="0.5 0.5 0.5"/>'
+
+
 def textured(model: mujoco.MjModel) -> mujoco.MjModel:
     """The model to draw `model` with: `model` itself, or for one compiled without its image
     textures, the model with them, its other arrays set to `model`'s now."""
@@ -135,7 +144,7 @@ def cache_compiled_models() -> None:
 def _from_xml_string(cls: Any, xml: str) -> Any:
     if not getattr(_later, "on", False):
         return cls(compiled_model(xml))
-    model = compiled_model(_IMAGE_TEXTURE.sub(_PLACEHOLDER, xml))
+    model = compiled_model(_TEXTURE.sub(_flat, xml))
     _real_xml[model] = xml
     return cls(model)
 

@@ -38,7 +38,7 @@ def opened(monkeypatch):
     """Every scene a session opens (a kinematic one); opening a LiberoScene directly fails."""
     scenes: list[TaskScene] = []
 
-    def open_scene(task, perturbations=(), init_state=0, seed=0):
+    def open_scene(task, perturbations=(), init_state=0, seed=0, **scene_settings):
         scenes.append(TaskScene(task.language))
         return scenes[-1]
 

@@ -144,10 +144,12 @@ def test_a_render_context_is_made_while_other_threads_run():
     thread = threading.Thread(target=count)
     thread.start()
     try:
-        # the least of three: what the counter gets at the call's edges varies with the load
+        # the least of three and the most of three: what the counter gets at the calls' edges,
+        # and how much of a core it gets at all, vary with the load (other tests in parallel)
         held, by_binding = min((counted_while(lambda: mujoco.MjrContext(model, FONT_SCALE))
                                 for _ in range(3)), key=lambda made: made[0])
-        released, ours = counted_while(lambda: render_context(model))
+        released, ours = max((counted_while(lambda: render_context(model)) for _ in range(3)),
+                             key=lambda made: made[0])
     finally:
         done.set()
         thread.join()

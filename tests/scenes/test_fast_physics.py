@@ -181,3 +181,23 @@ def test_a_scene_without_its_textures_steps_and_draws_as_one_with_them():
     finally:
         for scene in scenes:
             scene.close()
+
+
+def test_an_image_texture_becomes_a_flat_one_of_the_same_name_and_kind(tmp_path):
+    """Whatever else the element says (a size, a colour), the flat stand-in compiles, keeps the
+    texture's name, kind and id for its material, and holds 8 x 8 texels, not the image's."""
+    from PIL import Image
+
+    Image.new("RGB", (32, 32), (200, 10, 10)).save(tmp_path / "image.png")
+    xml = f"""<mujoco><asset>
+      <texture name="sky" type="skybox" builtin="gradient" width="16" height="16"/>
+      <texture name="wood" type="cube" height="1" width="1" file="{tmp_path / 'image.png'}"/>
+      <material name="varnished" texture="wood"/></asset>
+      <worldbody><geom size=".1" material="varnished"/></worldbody></mujoco>"""
+    real = mujoco.MjModel.from_xml_string(xml)
+    flat = mujoco.MjModel.from_xml_string(fast_physics._TEXTURE.sub(fast_physics._flat, xml))
+    assert flat.ntex == real.ntex == 2 and np.array_equal(flat.mat_texid, real.mat_texid)
+    assert [flat.texture(i).name for i in range(2)] == ["sky", "wood"]
+    assert np.array_equal(flat.tex_type, real.tex_type)
+    assert (flat.tex_width[0], flat.tex_height[0]) == (real.tex_width[0], real.tex_height[0])
+    assert flat.tex_width[1] == 8 and real.tex_width[1] > 8
