@@ -52,8 +52,8 @@ tests/scenes/test_scene_cache.py):
   Scenes built in this context compile their XML with each image texture replaced by a flat
   8 x 8 one (same name and kind, so every material keeps its texture's id); `textured(model)`
   gives what draws them: the model compiled from the real XML at the first call, with every
-  other array set to the scene model's at each call (perturbations recolour and move lights and
-  cameras).
+  other array set to the scene model's at each call (perturbations recolour, move lights and
+  cameras, and scale meshes).
 """
 
 from __future__ import annotations
@@ -81,6 +81,7 @@ ASSETS = ("tex_data", "mesh_", "bvh_", "hfield_data", "skin_", "flex")  # model 
 _TEXTURE = re.compile(r"<texture\b[^>]*/>")
 _IDENTITY = re.compile(r'\s(?:name|type)="[^"]*"')  # what a material's reference keeps
 _UNDRAWN = ("tex_", "paths", "names", "name_")  # model arrays a texture-less compile changes
+_RESHAPED = ("mesh_vert",)  # the asset array a perturbation edits (`object_scale`)
 _later = threading.local()  # .on: this thread's scenes compile without their image textures
 _real_xml: weakref.WeakKeyDictionary[mujoco.MjModel, str] = weakref.WeakKeyDictionary()
 _drawn: weakref.WeakKeyDictionary[mujoco.MjModel, mujoco.MjModel] = weakref.WeakKeyDictionary()
@@ -127,7 +128,7 @@ def textured(model: mujoco.MjModel) -> mujoco.MjModel:
     drawn = _drawn.get(model)
     if drawn is None:
         drawn = _drawn[model] = compiled_model(xml)
-    for name in _editable(model):
+    for name in [*_editable(model), *_RESHAPED]:
         if not name.startswith(_UNDRAWN):
             np.copyto(getattr(drawn, name), getattr(model, name))
     return drawn

@@ -146,7 +146,8 @@ def test_contacts_by_id_answer_as_robosuite_does():
 def test_a_scene_without_its_textures_steps_and_draws_as_one_with_them():
     """Built without its image textures (`textures=False`), a scene keeps ~1/20 of the texture
     bytes, steps bit for bit as one built with them, and draws the same frames (the trace's, and
-    camera perception's colour, depth and segmentation) once an edit recoloured its model."""
+    camera perception's colour, depth and segmentation) once edits recoloured its model and
+    scaled its meshes."""
     from tether.scenes.cameras import Cameras, Rasteriser
     from tether.scenes.observations import Observer
 
@@ -159,8 +160,9 @@ def test_a_scene_without_its_textures_steps_and_draws_as_one_with_them():
         states = [_states(scene, actions) for scene in scenes]
         for step, (a, b) in enumerate(zip(*states, strict=True)):
             assert np.array_equal(a, b), f"step {step}"
-        for model in models:
-            model.geom_rgba[:, 0] = 0.9  # what a perturbation may do
+        for model in models:  # what perturbations may do: recolour, scale a mesh
+            model.geom_rgba[:, 0] = 0.9
+            model.mesh_vert[:] *= 1.2
         frames = [[scene.render("agentview", (64, 64)), scene.render("agentview", (64, 64), True)]
                   for scene in scenes]
         for a, b in zip(*frames, strict=True):
