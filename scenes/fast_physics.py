@@ -36,7 +36,8 @@ tests/scenes/test_scene_cache.py):
   ~0.25 s (a LIBERO model carries ~140 MB of textures). What an episode may have edited in the
   model (perturbations recolour, rescale, move the camera, change friction and mass) is put back
   first by the `ModelFields` it returns: every model array but the large asset arrays (`ASSETS`:
-  textures, meshes, BVHs, height fields), which nothing edits after compiling. A hard reset also
+  textures, meshes, BVHs, height fields), which nothing edits after compiling but the mesh
+  vertices `object_scale` scales (`_RESHAPED`, kept too). A hard reset also
   rebuilt the gripper's model, whose command ramp (`current_action`) the caller zeroes.
 - `observe_only(env, names)`: after each of the 25 physics substeps robosuite offers every
   observable (~26 in a LIBERO scene: the arm's and each object's poses, sines and cosines of the
@@ -384,10 +385,12 @@ def contacts_by_id(env: Any) -> None:
 
 
 class ModelFields:
-    """A model's arrays as they were when this was made (but `ASSETS`), to put back later."""
+    """A model's arrays as they were when this was made (but `ASSETS`, bar the mesh vertices a
+    perturbation scales), to put back later."""
 
     def __init__(self, model: mujoco.MjModel) -> None:
-        self._kept = {name: np.copy(getattr(model, name)) for name in _editable(model)}
+        self._kept = {name: np.copy(getattr(model, name))
+                      for name in [*_editable(model), *_RESHAPED]}
 
     def restore(self, model: mujoco.MjModel) -> None:
         """Write the kept arrays back into `model` (the one they came from, or its copy)."""

@@ -27,9 +27,10 @@ def _state(scene) -> np.ndarray:
     poses = [scene.pose_of(n) for n in scene.entities()]
     if isinstance(scene, PerturbedScene):
         poses += [scene.true_pose_of(n) for n in scene.entities()]
+    boxes = [np.r_[scene.extent_of(n)].ravel() for n in scene.entities()]
     return np.concatenate([obs["eef_pos"], obs["eef_quat"], [obs["gripper_width"]],
                            obs["gripper_qpos"], obs["joint_pos"], [scene.success()]]
-                          + [np.r_[p.pos, p.quat] for p in poses])
+                          + [np.r_[p.pos, p.quat] for p in poses] + boxes)
 
 
 def _trajectory(scene, actions: np.ndarray) -> list[np.ndarray]:
@@ -144,9 +145,11 @@ def test_a_reused_scene_runs_another_init_state_and_seed_as_a_fresh_one():
 
 @pytest.mark.slow
 def test_a_reused_scene_runs_reset_and_run_stage_perturbations_as_a_fresh_one():
-    """friction_mass scales the model at each reset (not again on top of the last episode's),
-    position_swap moves objects after the init state loads, pose_noise draws per episode."""
-    _reused_equals_fresh(("friction_mass:mass=2.0", "position_swap", "pose_noise:sigma=0.02"))
+    """friction_mass scales the model at each reset and object_scale the main object's meshes
+    (not again on top of the last episode's), position_swap moves objects after the init state
+    loads, pose_noise draws per episode."""
+    _reused_equals_fresh(("friction_mass:mass=2.0", "object_scale", "position_swap",
+                          "pose_noise:sigma=0.02"))
 
 
 @pytest.mark.slow
