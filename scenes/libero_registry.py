@@ -37,13 +37,12 @@ def listing(suite: str) -> list[Entry]:
     path = Path(os.environ["LIBERO_CONFIG_PATH"]) / LISTING
     key = _registry_key()
     suites: dict[str, list[Entry]] = {}
-    try:
+    # none yet, unreadable or malformed: listed again
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError):
         kept = json.loads(path.read_text())
         if kept["key"] == key:
             suites = {name: [_entry(e) for e in entries]
                       for name, entries in kept["suites"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # unreadable: listed again
-        suites = {}
     if suite in suites:
         return suites[suite]
     from libero.libero import benchmark
@@ -59,16 +58,14 @@ def listing(suite: str) -> list[Entry]:
 def _write(path: Path, text: str) -> None:
     """`text` into `path` whole or not at all (another process may read it meanwhile); a
     folder that cannot be written to is left as it is: the listing is made again next time."""
-    try:
+    with contextlib.suppress(OSError):
         handle, name = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    except OSError:
-        return
-    try:
-        with os.fdopen(handle, "w") as out:
-            out.write(text)
-        os.replace(name, path)
-    except OSError:
-        Path(name).unlink(missing_ok=True)
+        try:
+            with os.fdopen(handle, "w") as out:
+                out.write(text)
+            os.replace(name, path)
+        finally:
+            Path(name).unlink(missing_ok=True)
 
 
 def _entry(entry: list[str]) -> Entry:
@@ -86,13 +83,12 @@ def _registry_key() -> str:
 
 def saved_array(path: Path) -> np.ndarray:
     """The array `torch.save` wrote to `path` (LIBERO's initial states)."""
-    try:
+    # another format, or tensors inside: torch reads it
+    with contextlib.suppress(zipfile.BadZipFile, pickle.UnpicklingError):
         with zipfile.ZipFile(path) as archive:
             pickles = [n for n in archive.namelist() if n.endswith("/data.pkl")]
             if len(pickles) == 1:
                 return np.asarray(pickle.loads(archive.read(pickles[0])))
-    except (zipfile.BadZipFile, pickle.UnpicklingError):  # another format, or tensors inside
-        pass
     import torch
 
     return np.asarray(torch.load(path, weights_only=False))
