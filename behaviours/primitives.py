@@ -22,6 +22,7 @@ from tether.blackboard import grasp_stalls
 from tether.blackboard.episode import CONDITION_FAILED, STUCK, TARGET_MOVED, UNREACHABLE
 from tether.blackboard.references import Ref, deref
 from tether.errors import TetherError
+from tether.scenes import quaternions
 from tether.scenes.grasps import (
     NoGraspLeft,
     Stall,
@@ -362,8 +363,7 @@ class MoveTo(RobotLeaf):
         error = float(sum(np.linalg.norm(b - a) for a, b in pairwise(points)))
         turn = 0.0
         if self.turning:
-            turn = float((Rotation.from_quat(self.quat)
-                          * Rotation.from_quat(here.quat).inv()).magnitude())
+            turn = quaternions.angle(quaternions.relative(self.quat, here.quat))
         self.feedback_message = f"{error * 100:.1f} cm to go" + (
             f", {np.degrees(turn):.0f} deg to turn" if turn > self.YAW_TOLERANCE else "") + (
             f" by {len(self.way)} way point(s)" if self.way else "")

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 DECOR = 64  # room in a visual scene beyond the model's own elements
 FONT_SCALE = 150  # mujoco.mjtFontScale.mjFONTSCALE_150
+LIGHT_TEXELS = 4  # texels per pixel a light `Cameras`' textures keep (frame's longer side)
 FOG_RGBA, AUX_WIDTH = 20, 56  # byte offsets of two arrays in MuJoCo's `mjrContext` struct
 
 
@@ -147,9 +148,14 @@ def visual_only() -> mujoco.MjvOption:
 class Cameras:
     """Captures of a model's cameras (with a pool of visual scenes to capture into) and one
     `Rasteriser` per image size and quality (`draft` or not, see there), rebuilt when the model
-    is (a hard reset); `draw` and `close` belong to one thread."""
+    is (a hard reset); `draw` and `close` belong to one thread. `light` ones draw with the
+    model's image textures reduced to `LIGHT_TEXELS` texels per pixel of the frame's longer
+    side (`tether.scenes.light_textures`): the same picture to the eye, and a render context
+    made in half the time (a trace's frames); others, with the textures as they are (what a
+    policy or camera perception sees)."""
 
-    def __init__(self) -> None:
+    def __init__(self, light: bool = False) -> None:
+        self.light = light
         self._model: mujoco.MjModel | None = None
         self._rasterisers: dict[tuple[tuple[int, int], bool], Rasteriser] = {}
         self._free: list[mujoco.MjvScene] = []  # visual scenes drawn and handed back
@@ -191,7 +197,8 @@ class Cameras:
             self._model = model
         key = (size, draft)
         if key not in self._rasterisers:
-            self._rasterisers[key] = Rasteriser(textured(model), size, draft)
+            limit = LIGHT_TEXELS * max(size) if self.light else None
+            self._rasterisers[key] = Rasteriser(textured(model, limit), size, draft)
         return self._rasterisers[key].draw(scene)
 
     def render(self, model: mujoco.MjModel, data: mujoco.MjData, camera: str,

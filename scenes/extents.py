@@ -98,22 +98,28 @@ class BodyExtents:
     def _posed(self, name: str, data: mujoco.MjData) -> _Posed:
         """`name` at its geoms' poses in `data`; computed again only when one of its bodies has
         moved by `DIGITS` decimals (fixtures never move, a resting object's orientation wanders
-        only in its last bits, and a tick asks for the same body several times)."""
+        only in its last bits, and a tick asks for the same body several times). Poses equal to
+        the last ones bit for bit are not rounded to be compared."""
         geoms, bodies = self.geoms[name], self.bodies[name]
-        poses = np.round(data.xpos[bodies], DIGITS).tobytes() + \
-            np.round(data.xquat[bodies], DIGITS).tobytes()
+        xpos, xquat = data.xpos[bodies], data.xquat[bodies]
+        raw = xpos.tobytes() + xquat.tobytes()
         posed = self._last.get(name)
+        if posed is not None and posed.raw == raw:
+            return posed
+        poses = np.round(xpos, DIGITS).tobytes() + np.round(xquat, DIGITS).tobytes()
         if posed is None or posed.poses != poses:
             posed = _Posed(poses, [data.geom_xpos[g] + pts @ data.geom_xmat[g].reshape(3, 3).T
                                    for g, pts in zip(geoms, self.points[name], strict=True)])
-            self._last[name] = posed
+        posed.raw = raw
+        self._last[name] = posed
         return posed
 
 
 class _Posed:
-    """A body's points in the world at one set of geom poses, and their bounding box."""
+    """A body's points in the world at one set of geom poses, and their bounding box (`raw`:
+    the poses it was last asked at, unrounded)."""
 
     def __init__(self, poses: bytes, points: list[np.ndarray]):
-        self.poses, self.points = poses, points
+        self.poses, self.points, self.raw = poses, points, b""
         every = np.concatenate(points)
         self.box = every.min(axis=0), every.max(axis=0)

@@ -54,7 +54,8 @@ tests/scenes/test_scene_cache.py):
   8 x 8 one (same name and kind, so every material keeps its texture's id); `textured(model)`
   gives what draws them: the model compiled from the real XML at the first call, with every
   other array set to the scene model's at each call (perturbations recolour, move lights and
-  cameras, and scale meshes).
+  cameras, and scale meshes). `textured(model, limit)` does the same with its textures no
+  longer than `limit` texels a side (`tether.scenes.light_textures`), for small frames.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from tether.scenes.light_textures import lighter
 from tether.scenes.model_store import load_or_compile
 
 MODELS = 4  # compiled models kept per process
@@ -84,8 +86,12 @@ _IDENTITY = re.compile(r'\s(?:name|type)="[^"]*"')  # what a material's referenc
 _UNDRAWN = ("tex_", "paths", "names", "name_")  # model arrays a texture-less compile changes
 _RESHAPED = ("mesh_vert",)  # the asset array a perturbation edits (`object_scale`)
 _later = threading.local()  # .on: this thread's scenes compile without their image textures
-_real_xml: weakref.WeakKeyDictionary[mujoco.MjModel, str] = weakref.WeakKeyDictionary()
-_drawn: weakref.WeakKeyDictionary[mujoco.MjModel, mujoco.MjModel] = weakref.WeakKeyDictionary()
+# per model compiled from an XML: the XML, and whether it was compiled without its image textures
+_sources: weakref.WeakKeyDictionary[mujoco.MjModel, tuple[str, bool]] = \
+    weakref.WeakKeyDictionary()
+# per such model: the models that draw it, by texture limit (None: the textures as they are)
+_drawn: weakref.WeakKeyDictionary[mujoco.MjModel, dict[int | None, mujoco.MjModel]] = \
+    weakref.WeakKeyDictionary()
 
 
 def compiled_model(xml: str) -> mujoco.MjModel:
@@ -120,15 +126,17 @@ def _flat(texture: re.Match[str]) -> str:
     return f'<texture{identity} builtin="flat" width="8" height="8" rgb1="0.5 0.5 0.5"/>'
 
 
-def textured(model: mujoco.MjModel) -> mujoco.MjModel:
-    """The model to draw `model` with: `model` itself, or for one compiled without its image
-    textures, the model with them, its other arrays set to `model`'s now."""
-    xml = _real_xml.get(model)
-    if xml is None:
+def textured(model: mujoco.MjModel, limit: int | None = None) -> mujoco.MjModel:
+    """The model to draw `model` with: `model` itself when it has its image textures and no
+    `limit` is asked, else the model compiled from its XML with them (no longer than `limit`
+    texels a side when given), its other arrays set to `model`'s now."""
+    xml, flat = _sources.get(model, (None, False))
+    if xml is None or (limit is None and not flat):
         return model
-    drawn = _drawn.get(model)
+    twins = _drawn.setdefault(model, {})
+    drawn = twins.get(limit)
     if drawn is None:
-        drawn = _drawn[model] = compiled_model(xml)
+        drawn = twins[limit] = compiled_model(xml if limit is None else lighter(xml, limit))
     for name in [*_editable(model), *_RESHAPED]:
         if not name.startswith(_UNDRAWN):
             np.copyto(getattr(drawn, name), getattr(model, name))
@@ -144,10 +152,9 @@ def cache_compiled_models() -> None:
 
 
 def _from_xml_string(cls: Any, xml: str) -> Any:
-    if not getattr(_later, "on", False):
-        return cls(compiled_model(xml))
-    model = compiled_model(_TEXTURE.sub(_flat, xml))
-    _real_xml[model] = xml
+    flat = getattr(_later, "on", False)
+    model = compiled_model(_TEXTURE.sub(_flat, xml) if flat else xml)
+    _sources[model] = (xml, flat)
     return cls(model)
 
 

@@ -22,11 +22,12 @@ import io
 import json
 import os
 import pickle
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from tether.files import write_whole
 
 LISTING = "tasks.json"
 Entry = tuple[str, str, str, str, str]  # name, language, problem folder, BDDL file, states file
@@ -59,13 +60,7 @@ def _write(path: Path, text: str) -> None:
     """`text` into `path` whole or not at all (another process may read it meanwhile); a
     folder that cannot be written to is left as it is: the listing is made again next time."""
     with contextlib.suppress(OSError):
-        handle, name = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w") as out:
-                out.write(text)
-            os.replace(name, path)
-        finally:
-            Path(name).unlink(missing_ok=True)
+        write_whole(path, lambda tmp: tmp.write_text(text))
 
 
 def _entry(entry: list[str]) -> Entry:

@@ -22,12 +22,12 @@ import hashlib
 import math
 import os
 import re
-import tempfile
 from pathlib import Path
 
 import mujoco
 
 from tether.errors import TetherError
+from tether.files import write_whole
 
 SUFFIX, SEEN = ".mjb", ".seen"
 MARKERS = 1000  # markers of XMLs compiled once, the newest kept
@@ -75,7 +75,7 @@ def load_or_compile(xml: str) -> mujoco.MjModel:
     seen = path.with_suffix(SEEN)
     try:
         if seen.is_file():
-            _store(model, folder, path)
+            write_whole(path, lambda tmp: mujoco.mj_saveModel(model, str(tmp), None))
             seen.unlink(missing_ok=True)
         else:
             folder.mkdir(parents=True, exist_ok=True)
@@ -84,16 +84,6 @@ def load_or_compile(xml: str) -> mujoco.MjModel:
     except OSError:  # a full or read-only disk costs speed, never the run
         pass
     return model
-
-
-def _store(model: mujoco.MjModel, folder: Path, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    os.close(fd)
-    try:
-        mujoco.mj_saveModel(model, tmp, None)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
 
 
 def _trim(folder: Path) -> None:

@@ -85,13 +85,14 @@ def top_of(origin: np.ndarray, extent: Box) -> Box:
 
 
 def _overlap(centres: np.ndarray, half: np.ndarray, boxes: list[Box]) -> np.ndarray:
-    """Area of a `half`-sized rectangle at each centre covered by the boxes, seen from above."""
-    total = np.zeros(len(centres))
-    for lo, hi in boxes:
-        wide = np.clip(np.minimum(centres + half, hi[:2]) - np.maximum(centres - half, lo[:2]),
-                       0, None)
-        total += wide[:, 0] * wide[:, 1]
-    return total
+    """Area of a `half`-sized rectangle at each centre covered by the boxes, seen from above
+    (summed box after box)."""
+    if not boxes:
+        return np.zeros(len(centres))
+    low = np.array([lo[:2] for lo, _ in boxes])[:, None, :]
+    high = np.array([hi[:2] for _, hi in boxes])[:, None, :]
+    wide = np.clip(np.minimum(centres + half, high) - np.maximum(centres - half, low), 0, None)
+    return np.cumsum(wide[..., 0] * wide[..., 1], axis=0)[-1]
 
 
 def spot_with_room(near: np.ndarray, half: np.ndarray, room: np.ndarray,

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError
+from tether.scenes import quaternions
 from tether.scenes.cameras import Capture, Still
 from tether.scenes.handles import Handle
 from tether.scenes.isolation import Isolation
@@ -40,7 +40,7 @@ class Pose:
 
     @property
     def yaw(self) -> float:
-        return float(Rotation.from_quat(self.quat).as_euler("xyz")[2])
+        return quaternions.yaw(self.quat)
 
 
 @dataclass(frozen=True)
@@ -330,7 +330,7 @@ class Robot(abc.ABC):
         here = self.eef_pose()
         g = self.gains
         dpos = (np.asarray(pos) - here.pos) / g.max_translation * g.gain
-        drot = (Rotation.from_quat(quat) * Rotation.from_quat(here.quat).inv()).as_rotvec()
+        drot = quaternions.rotvec(quaternions.relative(quat, here.quat))
         drot = drot / g.max_rotation * g.gain
         return np.clip(np.concatenate([dpos, drot, [gripper]]), -1.0, 1.0)
 

@@ -39,7 +39,6 @@ error, so a store is never searched with vectors from a different model.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -51,6 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from tether.errors import TetherError
+from tether.files import write_whole
 from tether.memory.experience import PARTITIONS, Experience
 from tether.memory.index import VectorIndex
 from tether.models.embedders import Embedder, get_embedder
@@ -402,12 +402,15 @@ class ExperienceStore:
 
     def _save_index(self) -> None:
         assert self.indexes is not None
-        tmp = self.index_path.with_name(f"{self.index_path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            np.savez(f, generation=np.array(self.index_generation),
-                     embedder=np.array(self.embedder_name),
-                     **{p: idx.to_bytes() for p, idx in self.indexes.items()})
-        os.replace(tmp, self.index_path)
+        indexes = self.indexes
+
+        def save(tmp: Path) -> None:
+            with open(tmp, "wb") as f:
+                np.savez(f, generation=np.array(self.index_generation),
+                         embedder=np.array(self.embedder_name),
+                         **{p: idx.to_bytes() for p, idx in indexes.items()})
+
+        write_whole(self.index_path, save)
 
     def _load_index(self, generation: int) -> bool:
         try:

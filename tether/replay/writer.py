@@ -4,7 +4,8 @@ The recorder builds each tick's record on the tick thread and hands it over with
 frames it names, as captures (`tether.scenes.cameras`: a MuJoCo scene's capture is its visual
 scene, read from the sim at that tick; drawing it is the cost). The writer thread draws each
 frame with its own GL context, without multisampling (half the cost of a LIBERO frame on a CPU;
-edges are jagged), encodes it as JPEG, writes it, and only then appends the record
+edges are jagged) and with light textures (`Cameras(light=True)`: its context is made in half
+the time), encodes it as JPEG, writes it, and only then appends the record
 that names it, so a trace never names a frame that is not on disk: killed at any moment, the
 run leaves whole lines naming whole frames (docs/trace.md). A record without frames while
 nothing waits for the writer is written at once on the tick thread: handing it over would cost
@@ -85,7 +86,7 @@ class TraceWriter:
         self.file.close()
 
     def _run(self) -> None:
-        cameras = Cameras()  # this thread's GL contexts
+        cameras = Cameras(light=True)  # this thread's GL contexts
         failed = False
         try:
             while (item := self.queue.get()) is not None:

@@ -82,11 +82,11 @@ class SessionConfig:
 
     @property
     def seen(self) -> bool:
-        """Whether the episode is expected to render (frames recorded, camera perception, a
-        named policy): its scene then compiles its image textures at once, else at its first
-        render (`tether.scenes.fast_physics.textures_later`)."""
-        return bool(self.record and self.frames.cameras) or self.perception != "privileged" \
-            or bool(self.policies)
+        """Whether something is expected to look at the scene's images as they are (camera
+        perception, a named policy): its scene then compiles its image textures at once, else
+        at its first render (`tether.scenes.fast_physics.textures_later`). The trace's frames do
+        not count: they are drawn with light textures (`tether.scenes.cameras.Cameras`)."""
+        return self.perception != "privileged" or bool(self.policies)
 
     @property
     def index(self) -> int:
