@@ -60,7 +60,7 @@ PARTS = (
     Part("physics", ("tether.scenes.robot:Robot.step", "tether.scenes.robot:Robot.hold")),
     Part("rendering", ("tether.scenes.robot:Robot.render",
                        "tether.scenes.libero_scene:LiberoScene.render")),
-    Part("tree tick", ("py_trees.trees:BehaviourTree.tick",), executive=True),
+    Part("tree tick", ("tether.trees.episode:tick_once",), executive=True),
     Part("command slot", tuple(f"tether.blackboard.episode:CommandSlot.{m}"
                                for m in ("put", "withdraw", "take")), executive=True),
     Part("trace recording", tuple(f"tether.replay.recorder:Recorder.{m}"

@@ -236,9 +236,8 @@ class LiberoScene(Robot):
 
     def eef_pose(self) -> Pose:
         d = self._data
-        return Pose(
-            np.array(d.site_xpos[self._robot.eef_site_id]), _xyzw(d.xquat[self._eef_body])
-        )
+        w, x, y, z = d.xquat[self._eef_body]
+        return Pose(d.site_xpos[self._robot.eef_site_id].copy(), np.array((x, y, z, w)))
 
     def gripper_width(self) -> float:
         q = self._data.qpos[self._finger_qpos]

@@ -25,6 +25,7 @@ of what stands there (rays cast down through the scene's geometry).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 
 import numpy as np
 
@@ -55,24 +56,23 @@ def set_down(region: Box, carried: Box, obstacles: list[Box], axis: str,
     (r_low, r_high), (c_low, c_high) = region, carried
     middle = (r_low[:2] + r_high[:2]) / 2.0
     reach = np.maximum((r_high[:2] - r_low[:2]) / 2.0 - INSET, 0.0)
-    steps = [STEP * np.arange(-n, n + 1) for n in np.floor(reach / STEP + 1e-9).astype(int)]
-    grid = np.stack(np.meshgrid(*steps, indexing="ij"), axis=-1).reshape(-1, 2) + middle
-    grid = np.vstack([near, grid])
+    grid = np.vstack([near, _offsets(*np.floor(reach / STEP + 1e-9).astype(int)) + middle])
     top, height = r_high[2], c_high[2] - c_low[2]
-    low = [b for b in obstacles if b[1][2] > top + 0.005 and b[0][2] < top + height]
-    tall = [b for b in obstacles if b[1][2] > top + height + HAND_GAP]
+    low = _footprints([b for b in obstacles if b[1][2] > top + 0.005 and b[0][2] < top + height])
+    tall = _footprints([b for b in obstacles if b[1][2] > top + height + HAND_GAP])
     size = (c_high[:2] - c_low[:2]) / 2.0 + MARGIN
     hand = np.array([HAND_SIDE, HAND_HALF] if axis == "y" else [HAND_HALF, HAND_SIDE])
-    distance = np.linalg.norm(grid - near, axis=1)
+    away = grid - near
+    distance = np.sqrt(np.add.reduce(away * away, axis=1))  # np.linalg.norm's sum, unwrapped
     options = []
     for turn in (False, True):
         order = slice(None, None, -1 if turn else 1)  # a quarter turn swaps x and y
         cost = _overlap(grid, size[order], low) + _overlap(grid, hand[order], tall)
         best = int(np.lexsort((distance, np.round(cost, 6)))[0])
         body = (c_high[:2] - c_low[:2])[order] / 2.0
-        outside = 4 * body.prod() - _overlap(grid[best:best + 1], body, [region])[0]
+        outside = 4 * body.prod() - _overlap(grid[best:best + 1], body, _footprints([region]))[0]
         options.append((round(float(cost[best]), 6), round(float(outside), 6),
-                        round(float(distance[best]), 6), turn, grid[best]))
+                        round(float(distance[best]), 6), turn, grid[best].copy()))
     *_, turn, spot = min(options, key=lambda o: o[:4])
     return spot, turn
 
@@ -84,14 +84,29 @@ def top_of(origin: np.ndarray, extent: Box) -> Box:
     return (np.r_[origin[:2] - half, extent[1][2]], np.r_[origin[:2] + half, extent[1][2]])
 
 
-def _overlap(centres: np.ndarray, half: np.ndarray, boxes: list[Box]) -> np.ndarray:
-    """Area of a `half`-sized rectangle at each centre covered by the boxes, seen from above
-    (summed box after box)."""
+@cache
+def _offsets(nx: int, ny: int) -> np.ndarray:
+    """The candidate centres' offsets from a region's middle, `STEP` apart, x-major."""
+    xs, ys = STEP * np.arange(-nx, nx + 1), STEP * np.arange(-ny, ny + 1)
+    offsets = np.column_stack([np.repeat(xs, len(ys)), np.tile(ys, len(xs))])
+    offsets.flags.writeable = False
+    return offsets
+
+
+def _footprints(boxes: list[Box]) -> np.ndarray:
+    """The boxes seen from above, for `_overlap`: their low and high xy corners (2, n, 1, 2)."""
     if not boxes:
+        return np.zeros((2, 0, 1, 2))
+    return np.array(boxes, dtype=float)[:, :, None, :2].transpose(1, 0, 2, 3)
+
+
+def _overlap(centres: np.ndarray, half: np.ndarray, footprints: np.ndarray) -> np.ndarray:
+    """Area of a `half`-sized rectangle at each centre covered by the `_footprints`, summed box
+    after box."""
+    low, high = footprints
+    if not len(low):
         return np.zeros(len(centres))
-    low = np.array([lo[:2] for lo, _ in boxes])[:, None, :]
-    high = np.array([hi[:2] for _, hi in boxes])[:, None, :]
-    wide = np.clip(np.minimum(centres + half, high) - np.maximum(centres - half, low), 0, None)
+    wide = np.maximum(np.minimum(centres + half, high) - np.maximum(centres - half, low), 0.0)
     return np.cumsum(wide[..., 0] * wide[..., 1], axis=0)[-1]
 
 
@@ -131,7 +146,7 @@ def spot_with_room(near: np.ndarray, half: np.ndarray, room: np.ndarray,
         return summed[b[0], b[1]] - summed[a[0], b[1]] - summed[b[0], a[1]] \
             + summed[a[0], a[1]] == 0
 
-    off_limits = [] if keep_out is None else [keep_out]
+    off_limits = _footprints([] if keep_out is None else [keep_out])
     steps = np.arange(-round(SEARCH / RAY_STEP), round(SEARCH / RAY_STEP) + 1)
     offsets = np.stack(np.meshgrid(steps, steps, indexing="ij"), axis=-1).reshape(-1, 2)
     offsets = offsets[np.argsort(np.hypot(*offsets.T), kind="stable")]

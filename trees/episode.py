@@ -101,6 +101,21 @@ def located(root: py_trees.behaviour.Behaviour) -> Iterator[None]:
         raise TickError(paths[node], getattr(node, "origin", None), exc) from exc
 
 
+def tick_once(root: py_trees.behaviour.Behaviour,
+              visitor: py_trees.visitors.SnapshotVisitor | None = None) -> None:
+    """Tick `root` once, `visitor` (when given) visiting each node ticked: `BehaviourTree.tick`
+    without handlers, and without the walk over the whole tree it makes after each tick for the
+    visitors that ask to see all of it (`full`; none here), a generator step per node and level
+    every tick."""
+    if visitor is not None:
+        visitor.initialise()
+    for node in root.tick():
+        if visitor is not None:
+            node.visit(visitor)
+    if visitor is not None:
+        visitor.finalise()
+
+
 def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int,
                 task: str = "", instruction: str = "", params: dict | None = None,
                 observers: tuple[Callable[[Tick], None], ...] = (),
@@ -119,18 +134,16 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
     """
     new_episode(task=task, instruction=instruction, params=params or {},
                 entities=robot.entities())
-    tree = py_trees.trees.BehaviourTree(root)
-    visitor = py_trees.visitors.SnapshotVisitor()
-    if observers:  # only observers need the visited set; it costs a visit per node per tick
-        tree.add_visitor(visitor)
+    # only observers need the visited set; it costs a visit per node per tick
+    visitor = py_trees.visitors.SnapshotVisitor() if observers else None
     with located(root):
-        tree.setup(robot=robot, memory=memory, services=services)
+        py_trees.trees.BehaviourTree(root).setup(robot=robot, memory=memory, services=services)
     outcome = outcome or robot.success
     ticks, reached = 0, False
     order: dict = {}  # node id -> (place in the tree, node): the visited nodes in tree order
     while robot.steps < budget:
         with located(root):
-            tree.tick()
+            tick_once(root, visitor)
         ticks += 1
         action, by = COMMAND.take()
         finished = root.status in (Status.SUCCESS, Status.FAILURE)
@@ -138,7 +151,7 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
             robot.step(action)
         elif not finished:
             robot.hold()
-        if observers:
+        if visitor is not None:
             if not order.keys() >= visitor.visited.keys():  # new nodes: a subtree was replaced
                 order = {n.id: (k, n) for k, n in enumerate(root.iterate())}
             tip = root.tip()

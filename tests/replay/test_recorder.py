@@ -239,3 +239,37 @@ def test_an_aborted_episode_closes_the_writer_with_its_end_record(tmp_path):
     recorder.finish(aborted="KeyboardInterrupt: ")
     assert not recorder.writer.thread.is_alive()
     assert read_trace(tmp_path / "run")[-1] == {"k": "end", "aborted": "KeyboardInterrupt: "}
+
+
+def test_blackboard_lists_changed_in_place_are_recorded_each_time(tmp_path):
+    """A list appended to, or an item of it changed in place, is written again: lists of values
+    that cannot change (the event log's frozen events) are kept by identity, others deeply."""
+    from dataclasses import dataclass, field
+
+    from tether.blackboard.episode import storage
+
+    @dataclass(frozen=True)
+    class Note:
+        text: str
+        tags: tuple = ()
+
+    @dataclass(frozen=True)
+    class Box:
+        items: list = field(default_factory=list)  # frozen, yet its list can change
+
+    robot = scene()
+    recorder = Recorder(tmp_path, compile_node(tmp_path, "wait: 3", robot), robot)
+    notes, dicts, boxes = [Note("a")], [{"x": 1}], [Box([1])]
+    store = storage()
+    store["/user/notes"], store["/user/dicts"], store["/user/boxes"] = notes, dicts, boxes
+    assert {"/user/notes", "/user/dicts", "/user/boxes"} <= set(recorder._blackboard()[0])
+    assert recorder._blackboard() == ({}, [])  # nothing changed
+    notes.append(Note("b", ("t",)))
+    dicts[0]["x"] = 2
+    boxes[0].items.append(2)
+    written, _ = recorder._blackboard()
+    assert written["/user/notes"][1] == {"text": "b", "tags": ["t"]}
+    assert written["/user/dicts"] == [{"x": 2}] and written["/user/boxes"] == [{"items": [1, 2]}]
+    notes[0] = Note("c")
+    assert recorder._blackboard()[0]["/user/notes"][0]["text"] == "c"
+    assert recorder._blackboard() == ({}, [])

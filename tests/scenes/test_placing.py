@@ -194,7 +194,7 @@ def test_a_spot_kept_out_of_a_drawers_way_is_the_nearest_bare_one_past_it():
 def test_the_area_covered_is_summed_box_after_box():
     """Covered areas add up one box after another, so the cost of a spot (and thus the spot a
     tie is broken to) does not depend on how many boxes are summed at once."""
-    from tether.scenes.placing import _overlap
+    from tether.scenes.placing import _footprints, _overlap
 
     rng = np.random.default_rng(3)
     for _ in range(300):
@@ -202,6 +202,6 @@ def test_the_area_covered_is_summed_box_after_box():
         boxes = [(low, low + rng.uniform(0, 0.2, 3)) for low in rng.uniform(-0.3, 0.3, (6, 3))]
         total = np.zeros(len(centres))
         for b in boxes:
-            total = total + _overlap(centres, half, [b])
-        assert np.array_equal(_overlap(centres, half, boxes), total)
-    assert np.array_equal(_overlap(np.zeros((3, 2)), np.ones(2), []), np.zeros(3))
+            total = total + _overlap(centres, half, _footprints([b]))
+        assert np.array_equal(_overlap(centres, half, _footprints(boxes)), total)
+    assert np.array_equal(_overlap(np.zeros((3, 2)), np.ones(2), _footprints([])), np.zeros(3))

@@ -28,8 +28,11 @@ first tick after the writer found out).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter, is_not, ne, or_
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +53,7 @@ Status = py_trees.common.Status
 FINISHED = (Status.SUCCESS, Status.FAILURE)
 IMMUTABLE = (str, int, float, bool, type(None), tuple)
 MISSING = object()
+STATUS, FEEDBACK = attrgetter("status"), attrgetter("feedback_message")  # of a node
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,28 @@ def _unchanged(value: Any, last: Any) -> bool:
         return bool(value == last)
     except (TypeError, ValueError):  # e.g. containers holding arrays
         return False
+
+
+def _snapshot(value: Any) -> Any:
+    """A blackboard value's copy to tell later whether it changed (`_unchanged`): deep (a list
+    appended to in place differs next tick), but shallow for a list of values that cannot
+    change in place, whose items then compare by identity: the event log, compared every tick,
+    would cost a comparison per event."""
+    if isinstance(value, list) and all(map(_fixed, value)):
+        return list(value)
+    return copy.deepcopy(value)
+
+
+def _fixed(value: Any) -> bool:
+    """Whether `value` cannot change in place: a number, string or None, or a tuple or frozen
+    dataclass of such."""
+    if isinstance(value, str | int | float | bool | type(None)):
+        return True
+    if isinstance(value, tuple):
+        return all(map(_fixed, value))
+    params = getattr(type(value), "__dataclass_params__", None)
+    return params is not None and params.frozen and all(
+        _fixed(getattr(value, f.name)) for f in dataclasses.fields(value))
 
 
 def _param(value: Any) -> Any:
@@ -186,14 +212,11 @@ class Recorder:
 
     def _statuses(self) -> tuple[list[int], list[Status]]:
         """Indices of nodes whose status or feedback changed, and the statuses before."""
-        before = list(self.status)
-        changed = []
-        for i, node in enumerate(self.nodes):
-            status, feedback = node.status, node.feedback_message
-            if status is not self.status[i] or feedback != self.feedback[i]:
-                self.status[i], self.feedback[i] = status, feedback
-                changed.append(i)
-        return changed, before
+        before, said = self.status, self.feedback
+        self.status = list(map(STATUS, self.nodes))
+        self.feedback = list(map(FEEDBACK, self.nodes))
+        changed = map(or_, map(is_not, self.status, before), map(ne, self.feedback, said))
+        return list(compress(range(len(self.nodes)), changed)), before
 
     def _events(self, tick: Tick, visited: list[int], changes: list[int],
                 before: list[Status]) -> list[dict[str, Any]]:
@@ -258,7 +281,7 @@ class Recorder:
             last = self.raw.get(key, MISSING)
             if last is not MISSING and _unchanged(value, last):
                 continue
-            self.raw[key] = copy.deepcopy(value)  # a list appended to in place differs next tick
+            self.raw[key] = _snapshot(value)
             encoded = jsonable(value)
             if encoded != self.bb.get(key, MISSING):
                 self.bb[key] = written[key] = encoded

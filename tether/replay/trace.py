@@ -51,16 +51,7 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     `{"array": shape, "dtype", "min", "max", "mean"}`; longer lists and dicts keep their first 32
     items plus `"…": N more`; dataclasses become dicts; other objects their `str()`.
     """
-    if value is None or isinstance(value, bool | str):
-        return value if not isinstance(value, str) or len(value) <= MAX_TEXT else \
-            value[:MAX_TEXT] + "…"
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        return _round(float(value))
-    if isinstance(value, enum.Enum):
-        return jsonable(value.value, depth)
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray):  # first: the most common, every tick (pose, action)
         if value.size > MAX_ITEMS:
             finite = value[np.isfinite(value)] if value.dtype.kind == "f" else value
             stats = {} if finite.size == 0 or value.dtype.kind not in "biuf" else {
@@ -70,6 +61,15 @@ def jsonable(value: Any, depth: int = 0) -> Any:
         if value.dtype.kind == "f" and np.isfinite(value).all():
             return np.round(value, DECIMALS).tolist()
         return jsonable(value.tolist(), depth)
+    if value is None or isinstance(value, bool | str):
+        return value if not isinstance(value, str) or len(value) <= MAX_TEXT else \
+            value[:MAX_TEXT] + "…"
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return _round(float(value))
+    if isinstance(value, enum.Enum):
+        return jsonable(value.value, depth)
     if depth > 6:
         return _text(value)
     if isinstance(value, list | tuple | set | frozenset):
@@ -94,21 +94,26 @@ def _text(value: Any) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def dumps(record: dict) -> str:
     """One record as one compact JSON line (no newline)."""
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(record)
 
 
 class TraceFile:
-    """Append records to a trace file, one line each, flushed as written."""
+    """Append records to a trace file, one line each, each handed to the system as written (in
+    one call: a run killed at any moment leaves whole lines)."""
 
     def __init__(self, path: Path):
         self.path = path
-        self.file: IO[str] = path.open("a", encoding="utf-8")
+        self.file: IO[bytes] = path.open("ab", buffering=0)
 
     def write(self, record: dict) -> None:
-        self.file.write(dumps(record) + "\n")
-        self.file.flush()
+        line = memoryview((dumps(record) + "\n").encode())
+        while line:
+            line = line[self.file.write(line):]
 
     def close(self) -> None:
         self.file.close()
