@@ -60,6 +60,7 @@ tests/scenes/test_scene_cache.py):
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import re
 import threading
@@ -136,11 +137,20 @@ def textured(model: mujoco.MjModel, limit: int | None = None) -> mujoco.MjModel:
     twins = _drawn.setdefault(model, {})
     drawn = twins.get(limit)
     if drawn is None:
-        drawn = twins[limit] = compiled_model(xml if limit is None else lighter(xml, limit))
+        drawn = twins[limit] = _twin(xml, limit)
     for name in [*_editable(model), *_RESHAPED]:
         if not name.startswith(_UNDRAWN):
             np.copyto(getattr(drawn, name), getattr(model, name))
     return drawn
+
+
+def _twin(xml: str, limit: int | None) -> mujoco.MjModel:
+    """The model `xml` compiles to, with its textures reduced to `limit` when given and the
+    reduced XML compiles (a reduced image MuJoCo refuses leaves the textures as they are)."""
+    if limit is not None:
+        with contextlib.suppress(ValueError):
+            return compiled_model(lighter(xml, limit))
+    return compiled_model(xml)
 
 
 def cache_compiled_models() -> None:

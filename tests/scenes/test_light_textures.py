@@ -61,6 +61,30 @@ def test_a_cube_keeps_its_faces_whole_and_an_odd_side_stops_the_halving(store):
     assert (model.tex_width[2], model.tex_height[2]) == (256, 256)
 
 
+def test_a_grid_of_faces_is_halved_face_by_face(store):
+    """A cube drawn from a 2 x 6 grid of faces 200 texels a side: halved while each face halves
+    whole (200 -> 100 -> 50 -> 25), though the whole image (1200 x 400) would halve again."""
+    grid = _image(store / "grid.png", (1200, 400))
+    xml = (f'<mujoco><asset><texture name="box" type="cube" file="{grid}" gridsize="2 6" '
+           'gridlayout="LFRBUD......"/><material name="m" texture="box"/></asset>'
+           '<worldbody><geom type="box" size=".1 .1 .1" material="m"/></worldbody></mujoco>')
+    assert mujoco.MjModel.from_xml_string(xml).tex_width[0] == 200
+    model = mujoco.MjModel.from_xml_string(light_textures.lighter(xml, 16))
+    assert model.tex_width[0] == 25
+
+
+def test_a_reduced_xml_that_does_not_compile_leaves_the_textures_as_they_are(store,
+                                                                             monkeypatch):
+    from robosuite.utils.binding_utils import MjSim
+
+    fast_physics.cache_compiled_models()
+    xml = _xml((_image(store / "big.png", (1024, 1024)), "2d"))
+    model = MjSim.from_xml_string(xml).model._model
+    monkeypatch.setattr(fast_physics, "lighter", lambda xml, limit: "<mujoco><oops/></mujoco>")
+    drawn = fast_physics.textured(model, 256)
+    assert drawn.tex_width[0] == 1024
+
+
 def test_an_unreadable_or_missing_image_is_left_as_the_xml_names_it(store):
     broken = store / "broken.png"
     broken.write_bytes(b"\x89PNG not really")
