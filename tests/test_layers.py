@@ -1,8 +1,9 @@
 """The layers of `tether` import strictly downward, and no two modules import each other in a cycle.
 
-The order (docs/layout.md): errors < registry < scenes < models < blackboard < memory < behaviours
-< trees < replay < session < planning < datasets < bench < cli. A module may import its own layer
-and the layers before it; every import counts, including the lazy ones inside functions.
+The order (docs/layout.md): errors < files < registry < scenes < models < blackboard < memory
+< behaviours < trees < replay < session < planning < datasets < bench < cli. A module may import
+its own layer and the layers before it; every import counts, including the lazy ones inside
+functions.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["errors", "registry", "scenes", "models", "blackboard", "memory", "behaviours", "trees",
-          "replay", "session", "planning", "datasets", "bench", "cli"]
+LAYERS = ["errors", "files", "registry", "scenes", "models", "blackboard", "memory", "behaviours",
+          "trees", "replay", "session", "planning", "datasets", "bench", "cli"]
 TOP_FOLDERS = {"trees", "behaviours", "blackboard", "models", "scenes"}  # installed as tether.X
 GENERIC = TOP_FOLDERS
 

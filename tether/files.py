@@ -3,8 +3,8 @@
 Several processes share tether's caches (bench workers, a viewer beside a run): a reader must
 find a file as it was before a write or as it is after, never half written. `write_whole` has
 `write` fill a temporary file beside the target and renames it over the target (an atomic
-replace on one file system); the temporary file is removed whatever happens. Like `errors`, a
-bottom layer: every package may import it.
+replace on one file system); the temporary file is removed whatever happens. A bottom layer
+(after `errors`): every package may import it.
 
     write_whole(path, lambda tmp: tmp.write_text(text))
 """
