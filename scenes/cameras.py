@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from tether.errors import TetherError, did_you_mean
-from tether.scenes.fast_physics import textured
+from tether.scenes.fast_physics import mesh_edits, textured
 
 if TYPE_CHECKING:
     import mujoco
@@ -157,6 +157,7 @@ class Cameras:
     def __init__(self, light: bool = False) -> None:
         self.light = light
         self._model: mujoco.MjModel | None = None
+        self._edits = 0  # `mesh_edits` of the model when its rasterisers were made
         self._rasterisers: dict[tuple[tuple[int, int], bool], Rasteriser] = {}
         self._free: list[mujoco.MjvScene] = []  # visual scenes drawn and handed back
 
@@ -192,9 +193,9 @@ class Cameras:
              draft: bool = False) -> np.ndarray:
         """Rasterise a visual scene of `model` at `size` (h, w), as a `draft` or not, on this
         thread."""
-        if model is not self._model:
+        if model is not self._model or mesh_edits(model) != self._edits:  # rebuilt, rescaled
             self.close()
-            self._model = model
+            self._model, self._edits = model, mesh_edits(model)
         key = (size, draft)
         if key not in self._rasterisers:
             limit = LIGHT_TEXELS * max(size) if self.light else None

@@ -90,6 +90,8 @@ _later = threading.local()  # .on: this thread's scenes compile without their im
 # per model compiled from an XML: the XML, and whether it was compiled without its image textures
 _sources: weakref.WeakKeyDictionary[mujoco.MjModel, tuple[str, bool]] = \
     weakref.WeakKeyDictionary()
+# per model: how many times its mesh vertices were edited (`meshes_edited`)
+_mesh_edits: weakref.WeakKeyDictionary[mujoco.MjModel, int] = weakref.WeakKeyDictionary()
 # per such model: the models that draw it, by texture limit (None: the textures as they are)
 _drawn: weakref.WeakKeyDictionary[mujoco.MjModel, dict[int | None, mujoco.MjModel]] = \
     weakref.WeakKeyDictionary()
@@ -151,6 +153,18 @@ def _twin(xml: str, limit: int | None) -> mujoco.MjModel:
         with contextlib.suppress(ValueError):
             return compiled_model(lighter(xml, limit))
     return compiled_model(xml)
+
+
+def meshes_edited(model: mujoco.MjModel) -> None:
+    """Note that `model`'s mesh vertices changed (`object_scale`, a reset putting them back):
+    a render context made before draws the old meshes (`mesh_edits`)."""
+    _mesh_edits[model] = _mesh_edits.get(model, 0) + 1
+
+
+def mesh_edits(model: mujoco.MjModel) -> int:
+    """How many times `model`'s mesh vertices were edited: what a render context made from it
+    compares to know its meshes are `model`'s still."""
+    return _mesh_edits.get(model, 0)
 
 
 def cache_compiled_models() -> None:
@@ -410,8 +424,11 @@ class ModelFields:
                       for name in [*_editable(model), *_RESHAPED]}
 
     def restore(self, model: mujoco.MjModel) -> None:
-        """Write the kept arrays back into `model` (the one they came from, or its copy)."""
+        """Write the kept arrays back into `model` (the one they came from, or its copy); mesh
+        vertices put back are `meshes_edited`."""
         for name, value in self._kept.items():
+            if name in _RESHAPED and not np.array_equal(getattr(model, name), value):
+                meshes_edited(model)
             np.copyto(getattr(model, name), value)
 
 

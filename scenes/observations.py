@@ -31,7 +31,7 @@ import numpy as np
 
 from tether.errors import TetherError, did_you_mean
 from tether.scenes.cameras import offscreen_renderer, visual_only
-from tether.scenes.fast_physics import textured
+from tether.scenes.fast_physics import mesh_edits, textured
 from tether.scenes.projection import CameraGeometry
 from tether.scenes.robot import Pose, Robot
 
@@ -62,6 +62,7 @@ class Observer:
     def __init__(self, scene: LiberoScene) -> None:
         self.scene = scene
         self._model: mujoco.MjModel | None = None
+        self._edits = 0  # `mesh_edits` of the model when its renderers were made
         self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
         self._geom_entity: np.ndarray | None = None
         self._robot_sites: list[int] = []
@@ -70,9 +71,9 @@ class Observer:
     def _prepare(self, size: tuple[int, int]) -> mujoco.Renderer:
 
         model = self.scene._env.env.sim.model._model
-        if model is not self._model:  # a hard reset rebuilt the model
+        if model is not self._model or mesh_edits(model) != self._edits:  # rebuilt, rescaled
             self.close()
-            self._model = model
+            self._model, self._edits = model, mesh_edits(model)
             self._index_geoms(model)
         drawn = textured(model)  # set to the scene's model now
         if size not in self._renderers:

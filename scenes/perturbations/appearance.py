@@ -250,6 +250,8 @@ def scale_object(scene: PerturbedScene, name: str, factor: float) -> None:
     by `factor` about its root body, in the live model and in robosuite's renderer."""
     import mujoco
 
+    from tether.scenes.fast_physics import meshes_edited
+
     m = scene.model
     root = scene._bodies[scene._canonical(name)]
     bodies = {root} | {b for b in range(m.nbody) if _descends(m, b, root)}
@@ -259,6 +261,8 @@ def scale_object(scene: PerturbedScene, name: str, factor: float) -> None:
     for mesh in meshes:  # vertices in the mesh's frame; faces, hulls and polygons index them
         start = int(m.mesh_vertadr[mesh])
         m.mesh_vert[start:start + int(m.mesh_vertnum[mesh])] *= factor
+    if meshes:
+        meshes_edited(m)  # the scene's own cameras and observers make their contexts again
     for g in geoms:
         m.geom_pos[g] *= factor
         m.geom_size[g] *= factor

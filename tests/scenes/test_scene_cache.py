@@ -163,3 +163,39 @@ def test_a_model_changing_perturbation_builds_a_fresh_scene():
         assert second.added_objects() != [] and second.problem != first.problem
     finally:
         cache.close()
+
+
+@pytest.mark.slow
+def test_a_kept_scene_draws_the_meshes_its_episode_has():
+    """A scene kept from an episode whose object_scale shrank the bowl draws the next one (at
+    full size: the reset puts the meshes back) as a fresh scene does, for its own frames and
+    for privileged perception's masks: neither keeps the render context of the shrunk bowl."""
+    from tether.scenes.observations import Observer
+
+    def observe(observer: Observer) -> dict[str, np.ndarray]:
+        return observer.observe("agentview", (64, 64), rgb=False, segmentation=True).masks
+
+    cache = SceneCache()
+    kept = cache.open(TASK, [build("object_scale:scale=0.3")], init_state=1, seed=1)
+    observer = Observer(kept)
+    try:
+        shrunk = kept.render("agentview", (64, 64))
+        observe(observer)
+        scene = cache.open(TASK, [build("object_scale:scale=1.0")], init_state=1, seed=1)
+        assert scene is kept
+        frame, masks = scene.render("agentview", (64, 64)), observe(observer)
+    finally:
+        observer.close()
+        cache.close()
+    fresh = open_scene(TASK, [build("object_scale:scale=1.0")], init_state=1, seed=1)
+    fresh_observer = Observer(fresh)
+    try:
+        assert not np.array_equal(fresh.render("agentview", (64, 64)), shrunk)
+        assert np.array_equal(frame, fresh.render("agentview", (64, 64)))
+        expected = observe(fresh_observer)
+        assert masks.keys() == expected.keys()
+        for name, mask in masks.items():
+            assert np.array_equal(mask, expected[name]), name
+    finally:
+        fresh_observer.close()
+        fresh.close()
