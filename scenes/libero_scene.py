@@ -70,7 +70,8 @@ QPOS_SIZE = {int(mujoco.mjtJoint.mjJNT_FREE): 7, int(mujoco.mjtJoint.mjJNT_BALL)
 
 
 def _xyzw(wxyz: np.ndarray) -> np.ndarray:
-    return np.asarray(wxyz, dtype=float)[[1, 2, 3, 0]]
+    w, x, y, z = wxyz
+    return np.array((x, y, z, w), dtype=float)
 
 
 def _mat_to_xyzw(mat: np.ndarray) -> np.ndarray:
@@ -236,8 +237,7 @@ class LiberoScene(Robot):
 
     def eef_pose(self) -> Pose:
         d = self._data
-        w, x, y, z = d.xquat[self._eef_body]
-        return Pose(d.site_xpos[self._robot.eef_site_id].copy(), np.array((x, y, z, w)))
+        return Pose(d.site_xpos[self._robot.eef_site_id].copy(), _xyzw(d.xquat[self._eef_body]))
 
     def gripper_width(self) -> float:
         q = self._data.qpos[self._finger_qpos]

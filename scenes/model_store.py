@@ -18,6 +18,7 @@ file is compiled again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -73,7 +74,7 @@ def load_or_compile(xml: str) -> mujoco.MjModel:
             path.unlink(missing_ok=True)
     model = mujoco.MjModel.from_xml_string(xml)
     seen = path.with_suffix(SEEN)
-    try:
+    with contextlib.suppress(OSError):  # a full or read-only disk costs speed, never the run
         if seen.is_file():
             write_whole(path, lambda tmp: mujoco.mj_saveModel(model, str(tmp), None))
             seen.unlink(missing_ok=True)
@@ -81,8 +82,6 @@ def load_or_compile(xml: str) -> mujoco.MjModel:
             folder.mkdir(parents=True, exist_ok=True)
             seen.touch()
         _trim(folder)
-    except OSError:  # a full or read-only disk costs speed, never the run
-        pass
     return model
 
 
