@@ -6,10 +6,11 @@ Privileged geometry (`LiberoScene`), each task at `--init-states` (0). For every
 literal, the skill selection (`tether.planning.skills.skill_for`) names the library tree, and the
 poses that tree puts the hand in are checked:
 
-- `pick_place` (`place`): over each spot of the target, `STEP` apart and `INSET` inside its
-  edges, the end effector where it holds the object as it rests on the target's surface (the
-  object's grasp point, `scenes.grasps.grasp_point`, moved with it), the hand straight down,
-  fingers along y or along x (either counts);
+- `pick_place` and `insert` (an object set down on or in its target): over each spot of the
+  target, `STEP` apart and `INSET` inside its edges, the end effector where it holds the
+  object as it rests on the target's surface (the object's grasp point,
+  `scenes.grasps.grasp_point`, moved with it), the hand straight down, fingers along y or
+  along x (either counts);
 - `slide_in`: the level hand (fingers toward +y, as `slide_in` holds a mug by its handle) at the
   handle (the tree's `handle` offset) with the mug staged on the table (`stage`), in front of
   the opening (`front`), and on the way in to `inside`, `SLIDE_POINTS` poses in all: the library
@@ -17,9 +18,10 @@ poses that tree puts the hand in are checked:
 
 A pose counts as reachable when the arm's inverse kinematics finds a solution for it
 (`ArmSpace.solve`: damped least squares from the start posture, then random restarts), with
-collisions ignored: what stands in the way can only take poses away. A row gives the target, the
-horizontal distance of its middle from the arm's base (`Robot.reach`), the poses reached out of
-those checked, and the range of x (along the arm's reach) they span.
+collisions ignored: what stands in the way can only take poses away. A row gives the object and
+its target, the skill, the horizontal distance of the target's middle from the arm's base
+(`Robot.reach`), the poses reached out of those checked, and the range of x (along the arm's
+reach) they span.
 """
 
 from __future__ import annotations
