@@ -32,6 +32,7 @@ from collections.abc import Iterator
 
 import numpy as np
 from rich.console import Console
+from rich.progress import track
 from rich.table import Table
 
 os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen on a machine without a display
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     table = Table("task", "state", "object", "target", "skill", "reach (m)", "poses reached",
                   "x reached")
-    for task in args.tasks:
+    for task in track(args.tasks, description="tasks", transient=True):
         scene = LiberoScene(task, init_state=args.init_states[0], seed=0, textures=False)
         try:
             for state in args.init_states:
