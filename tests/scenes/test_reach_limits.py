@@ -37,5 +37,5 @@ def test_a_stove_swapped_to_the_far_side_is_reached_only_along_its_near_edge(rea
 def test_slide_in_s_level_hand_reaches_the_microwave_only_where_it_first_stood(reach_limits):
     [(_, _, skill, _, hit, checked, _)] = _rows(reach_limits, "libero_10/9")
     assert (skill, hit) == ("slide_in", checked)
-    [(_, _, skill, _, hit, _, span)] = _rows(reach_limits, "libero_10_swap/9")
-    assert (skill, hit, span) == ("slide_in", 0, "-")
+    [(_, _, skill, _, hit, checked, _)] = _rows(reach_limits, "libero_10_swap/9")
+    assert skill == "slide_in" and hit <= 1 < checked  # at most the deepest pose on the way in
