@@ -81,7 +81,6 @@ def test_the_grasp_tree_takes_a_frying_pan_by_its_handle_and_lifts_it(tmp_path):
         scene.close()
 
 
-
 @pytest.mark.slow
 @pytest.mark.parametrize("init_state", [1, 2])
 def test_after_turning_the_stove_on_the_hand_goes_over_the_pan_s_handle_and_takes_it(tmp_path,
