@@ -206,10 +206,15 @@ class Target:
         return robot.carry_way(deref(self.carrying), start, goal, past=name if onto else None)
 
     def yaw(self, robot: Robot) -> float | None:
-        """The wrist yaw the target asks for: the turned grasp's, or a quarter turn to set a
-        carried object down (`Robot.set_down`), else None."""
-        if self.at in ("grasp_turned", "grasp_handle"):
+        """The wrist yaw the target asks for: the turned grasp's, a handle grasp's the way round
+        nearer the hand's own (the fingers close along the same line a half turn round: the
+        wrist, turned far by a knob it pushed round, met its joint's limit turning the long
+        way), or a quarter turn to set a carried object down (`Robot.set_down`), else None."""
+        if self.at == "grasp_turned":
             return self.grasp(robot)[1]
+        if self.at == "grasp_handle":
+            near = robot.eef_pose().yaw
+            return near + fold(self.grasp(robot)[1] - near)
         if self.at == "grasp_square":
             return square_yaw(robot.pose_of(deref(self.object)).quat,
                               *robot.extent_of(deref(self.object)))
