@@ -28,9 +28,9 @@ from tether.scenes.grasps import (
     Stall,
     clear_grasp,
     clear_handle_grasp,
-    fold,
     grasp_box,
     grasp_point,
+    nearest_yaw,
     slot_yaw,
     square_yaw,
     turned_grasp,
@@ -213,8 +213,7 @@ class Target:
         if self.at == "grasp_turned":
             return self.grasp(robot)[1]
         if self.at == "grasp_handle":
-            near = robot.eef_pose().yaw
-            return near + fold(self.grasp(robot)[1] - near)
+            return nearest_yaw(self.grasp(robot)[1], robot.eef_pose().yaw)
         if self.at == "grasp_square":
             return square_yaw(robot.pose_of(deref(self.object)).quat,
                               *robot.extent_of(deref(self.object)))
@@ -258,7 +257,7 @@ def door_point(hinge: Hinge, offset, ahead: float = 0.0) -> np.ndarray:
 def door_yaw(hinge: Hinge, near: float, ahead: float = 0.0) -> float:
     """The wrist yaw nearest `near` at which the fingers close along the door (the hand lies
     along it), with the door turned `ahead` rad further shut."""
-    return near + fold(hinge.direction + hinge.closing * ahead - np.pi / 2 - near)
+    return nearest_yaw(hinge.direction + hinge.closing * ahead - np.pi / 2, near)
 
 
 class Progress:

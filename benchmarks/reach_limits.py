@@ -34,6 +34,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import track
 from rich.table import Table
+from scipy.spatial.transform import Rotation
 
 os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen on a machine without a display
 
@@ -45,7 +46,7 @@ from tether.scenes.placing import INSET
 from tether.trees.compiler import LIBRARY, read_tree_file
 
 STEP = 0.02  # between the spots checked over a target (m)
-ACROSS = DOWN * DOWN.from_euler("z", np.pi / 2)  # the hand down, fingers along x
+ACROSS = DOWN * Rotation.from_euler("z", np.pi / 2)  # the hand down, fingers along x
 LEVEL = np.array([0.5, 0.5, 0.5, -0.5])  # the level hand, fingers toward +y (x, y, z, w)
 SLIDE_POINTS = 6  # poses checked on slide_in's way: staged, in front, and 4 on the way in
 

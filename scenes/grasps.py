@@ -327,6 +327,11 @@ def fold(yaw: float) -> float:
     return float((yaw + np.pi / 2) % np.pi - np.pi / 2)
 
 
+def nearest_yaw(yaw: float, near: float) -> float:
+    """The wrist yaw nearest `near` at which the fingers close along the same line as at `yaw`."""
+    return near + fold(yaw - near)
+
+
 def square_yaw(quat: np.ndarray, low: np.ndarray, high: np.ndarray) -> float:
     """The wrist yaw at which the fingers close across the thinner horizontal side of an upright
     box turned by `quat` (x, y, z, w) whose world bounding box is (`low`, `high`). The box's
@@ -344,5 +349,4 @@ def slot_yaw(low: np.ndarray, high: np.ndarray, yaw: float) -> float:
     """The wrist yaw nearest `yaw` at which the fingers close along the narrower horizontal side
     of the region (`low`, `high`)."""
     size = high - low
-    goal = np.pi / 2 if size[0] < size[1] else 0.0
-    return yaw + fold(goal - yaw)
+    return nearest_yaw(np.pi / 2 if size[0] < size[1] else 0.0, yaw)
