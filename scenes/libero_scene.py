@@ -80,6 +80,15 @@ def _mat_to_xyzw(mat: np.ndarray) -> np.ndarray:
     return _xyzw(wxyz)
 
 
+def _off_square(quat: np.ndarray | None) -> float:
+    """How far (rad) a hand at `quat` points from straight down or from level, the nearer
+    (None: not at all)."""
+    if quat is None:
+        return 0.0
+    tilt = np.arccos(np.clip(-Rotation.from_quat(quat).apply([0.0, 0.0, 1.0])[2], -1.0, 1.0))
+    return float(min(tilt, abs(tilt - np.pi / 2)))
+
+
 class LiberoScene(Robot):
     """One LIBERO task instance (task, initial state, seed) driven through the `Robot` interface.
     Built with `cameras`, robosuite renders them at every step; without `textures` (and without
@@ -573,7 +582,8 @@ class LiberoScene(Robot):
         if self._posture is None or self._posture[0] is not controller:  # rebuilt at each reset
             self._posture = (controller, np.array(controller.initial_joint))
         q = None
-        if pos is not None and self.reach(pos) >= self.FAR_REACH:
+        if pos is not None and self.reach(pos) >= self.FAR_REACH \
+                and _off_square(quat) <= self.SQUARE:
             if self._kinematics is None:
                 self._kinematics = ArmSpace(
                     self._env.env.sim.model._model, self._data,

@@ -93,7 +93,8 @@ class Robot(abc.ABC):
     """A manipulator in a scene, stepped one control period at a time."""
 
     CLEARANCE = 0.12  # how far above a point `clear_from_above` looks (m)
-    FAR_REACH = 0.6  # m from the arm's base, horizontally, beyond which `steer` steers
+    FAR_REACH = 0.6  # m from the arm's base, horizontally, beyond which `steer` steers ...
+    SQUARE = np.radians(30)  # ... a hand pointing down or level within this (rad)
 
     control_dt: float = 0.05
     gains = ServoGains()
@@ -242,12 +243,15 @@ class Robot(abc.ABC):
               quat: np.ndarray | None = None) -> None:
         """Lean the arm's spare freedom (its null space) toward a configuration that has the
         end effector at (`pos`, `quat`), found by the arm's kinematics alone, when `pos` lies
-        `FAR_REACH` or more from the arm's base horizontally (one that would hit a fixture swung
-        clear where it can be); None, a nearer pose or one it does not find gives the
-        controller's own posture back. Near the edge of its workspace a
-        controller that tracks the end effector alone folds the arm into a joint limit (an
-        elbow straightened reaching far and high, then stuck a few cm short); nearer, its own
-        posture serves. A robot without a model of its arm keeps its posture."""
+        `FAR_REACH` or more from the arm's base horizontally with the hand pointing down or level
+        within `SQUARE` (one that would hit a fixture swung clear where it can be); None, a nearer
+        pose, a hand tipped part way or a pose it does not find gives the controller's own
+        posture back. Near the edge of its workspace a controller that tracks the end effector
+        alone folds the arm into a joint limit (an elbow straightened reaching far and high, then
+        stuck a few cm short); nearer, its own posture serves, and so it does for a hand tipped
+        part way (an object tipped 45 degrees to be laid in a drawer: the kinematics'
+        configurations turned the wrist's last joint to its limit and the carry stalled short).
+        A robot without a model of its arm keeps its posture."""
 
     def set_down(self, target: str, carried: str, near: np.ndarray) -> tuple[np.ndarray, bool]:
         """Where (x, y) the middle of `carried` goes down on `target` near the point `near`,

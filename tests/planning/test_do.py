@@ -144,3 +144,16 @@ def test_a_mug_slid_into_the_microwave_leaves_the_door_room_to_close(tmp_path):
             "libero_10_task/9", seed=6, init_state=6, runs=tmp_path, budget=520, record=False,
             memory="none", until_goal=True)))
     assert record.result.success
+
+
+@pytest.mark.slow
+def test_a_bottle_taller_than_the_drawer_is_laid_in_it_and_the_drawer_closes(tmp_path):
+    """A 16 cm wine bottle for a 6 cm bottom drawer (LIBERO-PRO's libero_10_task/3, LIBERO's
+    520-step cap): put in standing, it stopped the drawer's closing on the cabinet's front.
+    `lay_in` tips it, sets its lower end down at the drawer's far side and lets it fall over."""
+    record, plan = do_instruction(DoConfig(
+        "put the bottle in the bottom drawer of the cabinet and close it", SessionConfig(
+            "libero_10_task/3", seed=2, init_state=2, runs=tmp_path, budget=520, record=False,
+            memory="none", until_goal=True)))
+    assert [s["subtree"] for s in plan.subtasks[0].steps] == ["lay_in"]
+    assert record.result.success

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import io
+import math
 import re
 import tokenize
 from pathlib import Path
@@ -21,6 +22,7 @@ from tether.planning.skills import (
     HAND,
     SPREAD,
     STEP,
+    TILT,
     Goal,
     Part,
     clearings,
@@ -29,10 +31,13 @@ from tether.planning.skills import (
     steps_for,
 )
 from tether.scenes.joints import HINGE, SLIDE
+from tether.trees.compiler import LIBRARY, read_tree_file
 
 ROOT = Path(__file__).resolve().parents[2]
 BOX = Part((0.06, 0.06, 0.08))  # an object the fingers take
 BIN = Part((0.20, 0.20, 0.10))  # a region wider than it, open above
+BOTTLE = Part((0.043, 0.065, 0.149))  # narrower side 4.3 cm
+DRAWER = Part((0.21, 0.15, 0.06), SLIDE, opening=(0.0, -1.0, 0.0))  # a drawer's region
 
 
 @pytest.mark.parametrize("goal,parts,tree", [
@@ -63,6 +68,10 @@ BIN = Part((0.20, 0.20, 0.10))  # a region wider than it, open above
     # a drawer's region (on a slide) is put into from above once opened, whatever is over it
     (("in", "a", "b"), {"a": BOX, "b": Part((0.2, 0.15, 0.06), SLIDE, headroom=0.03)},
      "pick_place"),
+    # ... unless the object stands taller than the drawer is deep and fits it lying along x
+    (("in", "a", "b"), {"a": BOTTLE, "b": DRAWER}, "lay_in"),
+    (("in", "a", "b"), {"a": Part((0.043, 0.065, 0.25)), "b": DRAWER}, "pick_place"),  # long
+    (("in", "a", "b"), {"a": Part((0.07, 0.08, 0.149)), "b": DRAWER}, "pick_place"),  # thick
     (("open", "d"), {"d": Part((0.2, 0.15, 0.06), SLIDE)}, "open_drawer"),
     (("close", "d"), {"d": Part((0.2, 0.15, 0.06), SLIDE)}, "close_drawer"),
     (("close", "d"), {"d": Part((0.4, 0.4, 0.2), HINGE)}, "close_door"),
@@ -90,7 +99,6 @@ def test_steps_bind_the_chosen_tree_from_the_goal():
         {"subtree": "place", "with": {"object": "a", "target": "b"}}]
 
 
-BOTTLE = Part((0.043, 0.065, 0.149))  # narrower side 4.3 cm
 BASKET = Part((0.122, 0.123, 0.14))  # a container region: walls round it
 
 
@@ -116,6 +124,19 @@ def test_an_object_put_in_a_drawer_goes_toward_its_front_and_other_skills_get_no
     parts = {"a": BOX, "d": drawer, "b": Part((0.10, 0.04, 0.14)),
              "n": Part((0.05, 0.12, 0.12)), "k": Part((0.3, 0.2, 0.07), HINGE)}
     assert placements(goals, parts) == [{"spot_y": -DRAWER_FRONT}, {}, {}]  # b is inserted
+
+
+def test_an_object_laid_in_a_drawer_comes_down_with_its_lower_end_at_the_far_side():
+    # tipped TILT about y, the bottle is this long along x; its middle goes that far short of
+    # the drawer's far side, and toward the front as anything put in a drawer
+    tipped = 0.149 * math.sin(TILT) + 0.043 * math.cos(TILT)
+    spots = placements([Goal("in", ("a", "d")), Goal("close", ("d",))], {"a": BOTTLE, "d": DRAWER})
+    assert spots == [{"spot_y": -DRAWER_FRONT, "spot_x": round((0.21 - tipped) / 2, 6)}, {}]
+    assert steps_for(Goal("in", ("a", "d")), {"a": BOTTLE, "d": DRAWER}, spots[0]) == [
+        {"subtree": "lay_in", "with": {"object": "a", "target": "d", **spots[0]}}]
+    # the tree tips it as far as the spot assumes, its lower end toward +x
+    tree = read_tree_file(LIBRARY / "lay_in.yaml")
+    assert tree.params["tilt"].default == pytest.approx(-TILT, abs=1e-4)
 
 
 def test_a_thin_topped_object_is_set_down_on_a_containers_floor_before_it_is_let_go():

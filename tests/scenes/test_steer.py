@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 from tether.scenes import grasps
 from tether.scenes.arm_space import ArmSpace
@@ -47,6 +48,14 @@ def test_steer_sets_a_posture_at_a_far_goal_and_gives_the_controller_s_own_back(
             scene.steer(far, DOWN.as_quat())
             scene.steer(elsewhere, DOWN.as_quat())
             assert np.array_equal(controller.initial_joint, own)
+        # a hand tipped part way (an object tipped to be laid down) keeps the controller's own;
+        # a level hand (a mug slid in by its handle) is steered as one pointing down
+        tipped, level = (Rotation.from_euler("y", -a, degrees=True) * DOWN for a in (45, 90))
+        scene.steer(far, DOWN.as_quat())
+        scene.steer(far, tipped.as_quat())
+        assert np.array_equal(controller.initial_joint, own)
+        scene.steer(far, level.as_quat())
+        assert not np.allclose(controller.initial_joint, own)
     finally:
         scene.close()
 

@@ -13,9 +13,11 @@ the joint that moves it, headroom above it; privileged, `parts_of`), never by a 
               than FLAT and wider than the open fingers, GRIP, every way) and the target's
               surface is level with what the object rests on (within STEP of its bottom): a push
               drags along the table, it lifts nothing onto a raised target (a stove's burner)
-    in        pick_place into a region a slide moves (a drawer, opened first), slide_in when the
-              region lies under a roof lower than the object plus the hand (HAND), insert when
-              the region is narrower than the object is long, else pick_place
+    in        pick_place into a region a slide moves (a drawer, opened first), or lay_in when
+              the object stands taller than the drawer is deep and fits it lying along x (it
+              closes under the cabinet); slide_in when the region lies under a roof lower than
+              the object plus the hand (HAND), insert when the region is narrower than the
+              object is long, else pick_place
     open      open_drawer for a part on a slide joint
     close     close_drawer for a slide, close_door for a hinge
     turn_on   turn_on, turn_off: turn_off (a knob pushed round the way its joint turns)
@@ -29,10 +31,12 @@ along x, the first nearest the robot, each up to `SPREAD` m from the target's mi
 surface its middle stays `INSET` inside the target's edge, in a container its narrower side
 stays inside the walls (with `MARGIN` for the fingers). An object put in a drawer goes
 `DRAWER_FRONT` m toward the drawer's front (its slide's opening direction): the cabinet above
-overhangs the drawer's back. An object with a thin top (`Part.thin_top`: a carton's gable of
-panels) put in a container is lowered until it rests on the container's floor before it is let
-go (`place`'s `depth`: the container's height), not let go near its rim: dropped, a fingertip
-caught under the gable as the hand rose, and lifted it out again.
+overhangs the drawer's back. An object laid in a drawer (`lay_in`, tipped `TILT` about world y,
+its lower end toward +x) comes down with that end at the drawer's far side along x, so that,
+falling over from it, it lies inside. An object with a thin top (`Part.thin_top`: a carton's
+gable of panels) put in a container is lowered until it rests on the container's floor before
+it is let go (`place`'s `depth`: the container's height), not let go near its rim: dropped, a
+fingertip caught under the gable as the hand rose, and lifted it out again.
 
 What stands in a drawer's way is moved first, one rule too (`clearings`): before a goal opens a
 part on a slide, each object a later goal takes (by a grasp: every `on`/`in` but a push) whose
@@ -63,6 +67,7 @@ DRAWER_FRONT = 0.03  # an object put in a drawer goes this far toward its front 
 CLEAR = 0.03  # an object this near where a drawer comes is in its way, and is set this far past (m)
 DROP = 0.01  # it is carried to this high above where it stood, then lowered until it rests (m)
 BACK = 0.15  # then the hand goes this high over its top where it stood, as a grasp lifts it (m)
+TILT = math.pi / 4  # how far `lay_in` tips an object before it sets it down (rad)
 
 
 @dataclass(frozen=True)
@@ -143,7 +148,8 @@ def _on(goal: Goal, parts: Parts) -> str:
 def _in(goal: Goal, parts: Parts) -> str:
     obj, region = parts[goal.args[0]], parts[goal.args[1]]
     if region.joint == SLIDE:
-        return "pick_place"
+        return "lay_in" if region.size[2] < obj.size[2] <= region.size[0] \
+            and min(obj.size[:2]) < region.size[2] else "pick_place"
     if region.headroom < obj.size[2] + HAND:
         return "slide_in"
     if min(region.size[:2]) < max(obj.size[:2]):
@@ -188,7 +194,7 @@ def placements(goals: Sequence[Goal], parts: Parts) -> list[dict[str, float]]:
     container, how deep (`depth`): see the module docstring."""
     def placed(goal: Goal) -> bool:
         return goal.predicate in ("on", "in") and all(a in parts for a in goal.args) \
-            and skill_for(goal, parts) == "pick_place"
+            and skill_for(goal, parts) in ("pick_place", "lay_in")
 
     shared = Counter(g.args[1] for g in goals if placed(g))
     done: Counter[str] = Counter()
@@ -201,6 +207,8 @@ def placements(goals: Sequence[Goal], parts: Parts) -> list[dict[str, float]]:
                 spot = {f"spot_{axis}": _rounded(DRAWER_FRONT * v)
                         for axis, v in zip("xy", target.opening or (), strict=False)
                         if round(v, 6)}
+                if skill_for(goal, parts) == "lay_in":
+                    spot["spot_x"] = _rounded((target.size[0] - _tipped(obj)) / 2)
             elif (k := shared[goal.args[1]]) > 1:
                 half = target.size[0] / 2
                 room = half - min(obj.size[:2]) / 2 - MARGIN if goal.predicate == "in" \
@@ -212,6 +220,11 @@ def placements(goals: Sequence[Goal], parts: Parts) -> list[dict[str, float]]:
                 spot["depth"] = -round(target.size[2], 6)  # down to the floor: until it rests
         spots.append(spot)
     return spots
+
+
+def _tipped(obj: Part) -> float:
+    """How long along x `obj` is, tipped `TILT` about y (its height and narrower side)."""
+    return obj.size[2] * math.sin(TILT) + min(obj.size[:2]) * math.cos(TILT)
 
 
 def clearings(goals: Sequence[Goal], parts: Parts) -> list[list[dict]]:
@@ -280,5 +293,6 @@ def steps_for(goal: Goal, parts: Parts, spot: Mapping[str, float] | None = None)
                 {"subtree": "place", "with": {"object": obj, "target": target, **(spot or {})}}]
     literal = (goal.predicate, *goal.args)
     params = read_tree_file(LIBRARY / f"{tree}.yaml").params.values()
-    return [{"subtree": tree, "with": {p.name: literal[p.from_goal] for p in params
-                                       if p.from_goal and p.from_goal < len(literal)}}]
+    return [{"subtree": tree, "with": {**{p.name: literal[p.from_goal] for p in params
+                                          if p.from_goal and p.from_goal < len(literal)},
+                                       **(spot or {})}}]
