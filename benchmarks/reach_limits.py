@@ -6,11 +6,11 @@ Privileged geometry (`LiberoScene`), each task at `--init-states` (0). For every
 literal, the skill selection (`tether.planning.skills.skill_for`) names the library tree, and the
 poses that tree puts the hand in are checked:
 
-- `pick_place` and `insert` (an object set down on or in its target): over each spot of the
-  target, `STEP` apart and `INSET` inside its edges, the end effector where it holds the
+- `pick_place`, `insert` and `lay_in` (an object set down on or in its target): over each spot
+  of the target, `STEP` apart and `INSET` inside its edges, the end effector where it holds the
   object as it rests on the target's surface (the object's grasp point,
   `scenes.grasps.grasp_point`, moved with it), the hand straight down, fingers along y or
-  along x (either counts);
+  along x (either counts; `lay_in`'s hand, tipped 45 degrees over the drawer, is not checked);
 - `slide_in`: the level hand (fingers toward +y, as `slide_in` holds a mug by its handle) at the
   handle (the tree's `handle` offset) with the mug staged on the table (`stage`), in front of
   the opening (`front`), and on the way in to `inside`, `SLIDE_POINTS` poses in all: the library
