@@ -332,8 +332,7 @@ class MoveTo(RobotLeaf):
         self.turning = yaw is not None
         if self.turning:
             roll, pitch, _ = Rotation.from_quat(here.quat).as_euler("xyz")
-            pointing = Rotation.from_quat(here.quat).apply([0.0, 0.0, 1.0])
-            tilted = np.arccos(np.clip(-pointing[2], -1.0, 1.0)) > self.TILT_TOLERANCE
+            tilted = here.tilt > self.TILT_TOLERANCE
             if tilted and self.target.object is not None and self.target.at in GRASP_ANCHORS:
                 roll, pitch = np.pi, 0.0  # a grasp from above: the hand straight down
             self.quat = Rotation.from_euler("xyz", [roll, pitch, yaw]).as_quat()

@@ -85,8 +85,8 @@ def _off_square(quat: np.ndarray | None) -> float:
     (None: not at all)."""
     if quat is None:
         return 0.0
-    tilt = np.arccos(np.clip(-Rotation.from_quat(quat).apply([0.0, 0.0, 1.0])[2], -1.0, 1.0))
-    return float(min(tilt, abs(tilt - np.pi / 2)))
+    tilt = Pose(np.zeros(3), np.asarray(quat, dtype=float)).tilt
+    return min(tilt, abs(tilt - np.pi / 2))
 
 
 class LiberoScene(Robot):

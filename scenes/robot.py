@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError
 from tether.scenes import quaternions
@@ -41,6 +42,12 @@ class Pose:
     @property
     def yaw(self) -> float:
         return quaternions.yaw(self.quat)
+
+    @property
+    def tilt(self) -> float:
+        """How far (rad) the hand points from straight down (its z axis from the world's -z)."""
+        pointing = Rotation.from_quat(self.quat).apply([0.0, 0.0, 1.0])
+        return float(np.arccos(np.clip(-pointing[2], -1.0, 1.0)))
 
 
 @dataclass(frozen=True)

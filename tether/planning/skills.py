@@ -192,22 +192,21 @@ def placements(goals: Sequence[Goal], parts: Parts) -> list[dict[str, float]]:
     """Per goal, where `pick_place` sets its object down in its target (`spot_x`, `spot_y`; empty
     for the target's middle or a goal another skill achieves) and, for a thin-topped object in a
     container, how deep (`depth`): see the module docstring."""
-    def placed(goal: Goal) -> bool:
-        return goal.predicate in ("on", "in") and all(a in parts for a in goal.args) \
-            and skill_for(goal, parts) in ("pick_place", "lay_in")
-
-    shared = Counter(g.args[1] for g in goals if placed(g))
+    skills = [skill_for(g, parts) if g.predicate in ("on", "in")
+              and all(a in parts for a in g.args) else None for g in goals]
+    placed = [skill in ("pick_place", "lay_in") for skill in skills]
+    shared = Counter(g.args[1] for g, p in zip(goals, placed, strict=True) if p)
     done: Counter[str] = Counter()
     spots: list[dict[str, float]] = []
-    for goal in goals:
+    for goal, skill, is_placed in zip(goals, skills, placed, strict=True):
         spot: dict[str, float] = {}
-        if placed(goal):
+        if is_placed:
             obj, target = parts[goal.args[0]], parts[goal.args[1]]
             if goal.predicate == "in" and target.joint == SLIDE:
                 spot = {f"spot_{axis}": _rounded(DRAWER_FRONT * v)
                         for axis, v in zip("xy", target.opening or (), strict=False)
                         if round(v, 6)}
-                if skill_for(goal, parts) == "lay_in":
+                if skill == "lay_in":
                     spot["spot_x"] = _rounded((target.size[0] - _tipped(obj)) / 2)
             elif (k := shared[goal.args[1]]) > 1:
                 half = target.size[0] / 2
