@@ -407,11 +407,18 @@ class Rotate(RobotLeaf):
     parallel gripper, which looks the same turned half round its fingers), an absolute turn goes to
     the angle or the angle + pi, whichever is nearer. With `handle` (an object the hand holds),
     the turn is about z by what brings that object's handle (`Robot.handle_of`) to point at
-    heading `yaw` (rad from the world's +x), the shorter way round. Tick contract: commands a
-    servo step holding the start position each tick; SUCCESS within `tolerance` rad; FAILURE
+    heading `yaw` (rad from the world's +x), the shorter way round; where the hand stops turning
+    (for `STALL` ticks) more than `SHORT` short of it (the wrist's last joint at its limit: a
+    half turn stopped 9 degrees short), the other way round, led at most `LEAD` ahead of the
+    hand so that it keeps that way, with `max_steps` ticks afresh. Tick contract: commands
+    a servo step holding the start position each tick; SUCCESS within `tolerance` rad; FAILURE
     with UNREACHABLE after `max_steps` ticks, or at once with CONDITION_FAILED when `handle`'s
     object shows no handle.
     """
+
+    STALL = 10  # ticks without 0.01 rad more of a handle's turn ...
+    SHORT = 0.1  # ... more than this short of it (rad) before it goes the other way ...
+    LEAD = np.pi / 2  # ... led this far ahead of the hand (rad)
 
     AXES = "xyz"
 
@@ -432,13 +439,15 @@ class Rotate(RobotLeaf):
     def initialise(self) -> None:
         here = self.robot.eef_pose()
         self.pos = here.pos.copy()
-        self.goal = None
+        self.goal, self.turn = None, None
         if self.handle is not None:
             handle = self.robot.handle_of(deref(self.handle))
             if handle is not None:
                 heading = np.arctan2(handle.outward[1], handle.outward[0])
-                turn = (self.yaw - heading + np.pi) % (2 * np.pi) - np.pi
-                self.goal = Rotation.from_euler("z", turn) * Rotation.from_quat(here.quat)
+                self.turn = (self.yaw - heading + np.pi) % (2 * np.pi) - np.pi
+                self.start, self.turned, self.last = Rotation.from_quat(here.quat), 0.0, here.yaw
+                self.goal = Rotation.from_euler("z", self.turn) * self.start
+                self.progress, self.other_way = Progress(0.01, self.STALL), None
             self.ticks = 0
             return
         frame = Rotation.identity() if self.along is None else turning(self.robot.joint_of(
@@ -460,7 +469,8 @@ class Rotate(RobotLeaf):
     def update(self) -> Status:
         if self.goal is None:
             return self.fail(CONDITION_FAILED, f"'{deref(self.handle)}' shows no handle to turn")
-        here = Rotation.from_quat(self.robot.eef_pose().quat)
+        pose = self.robot.eef_pose()
+        here = Rotation.from_quat(pose.quat)
         error = float((self.goal * here.inv()).magnitude())
         self.feedback_message = f"{np.degrees(error):.1f} deg to go"
         if error <= self.tolerance:
@@ -469,8 +479,25 @@ class Rotate(RobotLeaf):
         if self.ticks > self.max_steps:
             return self.fail(UNREACHABLE, f"{np.degrees(error):.1f} deg short after "
                                           f"{self.max_steps} steps")
-        self.command(self.robot.servo(self.pos, self.goal.as_quat(), self.robot.gripper_command))
+        self.command(self.robot.servo(self.pos, self._led(pose).as_quat(),
+                                      self.robot.gripper_command))
         return Status.RUNNING
+
+    def _led(self, pose) -> Rotation:
+        """The orientation commanded now: the goal, or once a handle's turn has stalled, the
+        hand's turn so far (followed tick by tick) plus at most `LEAD` the other way round."""
+        if self.turn is None:
+            return self.goal
+        self.turned += (pose.yaw - self.last + np.pi) % (2 * np.pi) - np.pi
+        self.last = pose.yaw
+        if self.other_way is None and self.progress.stalled(abs(self.turned)):
+            heading = self.turn + 2 * np.pi * np.round((self.turned - self.turn) / (2 * np.pi))
+            if abs(heading - self.turned) > self.SHORT:  # short of where it was going
+                self.other_way, self.ticks = heading - np.copysign(2 * np.pi, self.turned), 0
+        if self.other_way is None:
+            return self.goal
+        ahead = self.turned + np.clip(self.other_way - self.turned, -self.LEAD, self.LEAD)
+        return Rotation.from_euler("z", ahead) * self.start
 
 
 class SetGripper(RobotLeaf):

@@ -398,6 +398,34 @@ def test_rotate_with_handle_turns_a_held_object_until_its_handle_points_at_the_h
     assert np.arctan2(outward[1], outward[0]) == pytest.approx(-np.pi / 2, abs=0.03)
 
 
+def test_rotate_with_handle_goes_the_other_way_round_where_the_wrist_stops_short(tmp_path):
+    robot = scene()
+    start = _yaw(robot)
+    wrist = {"turned": 0.0}  # a wrist whose last joint stops it 60 degrees round the positive way
+    apply = robot._apply
+
+    def _apply(action):
+        before, quat = _yaw(robot), robot.quat.copy()
+        apply(action)
+        turn = (_yaw(robot) - before + np.pi) % (2 * np.pi) - np.pi
+        if wrist["turned"] + turn > np.radians(60):
+            robot.quat = quat
+        else:
+            wrist["turned"] += turn
+
+    def handle_of(name):  # the handle points 100 degrees round from -y: the shorter way is +
+        heading = -np.pi / 2 - np.radians(100) + _yaw(robot) - start
+        return Handle(np.zeros(3), np.zeros(3), np.array([np.cos(heading), np.sin(heading), 0]))
+
+    robot._apply, robot.handle_of = _apply, handle_of
+    root = compile_node(tmp_path, f"rotate: {{yaw: -1.5708, handle: {BOWL}}}", robot)
+    result, _ = run(root, robot)
+    assert result.tree_status == "SUCCESS"
+    assert wrist["turned"] == pytest.approx(np.radians(100 - 360), abs=0.03)  # round the other way
+    outward = handle_of(BOWL).outward
+    assert np.arctan2(outward[1], outward[0]) == pytest.approx(-np.pi / 2, abs=0.03)
+
+
 def test_rotate_with_handle_is_about_z_only_and_says_where(tmp_path):
     with pytest.raises(TreeError, match=r"tree.yaml:\d+:\d+: .*`handle` turns about the world's z"):
         compile_node(tmp_path, f"rotate: {{yaw: 0.5, handle: {BOWL}, axis: x}}", scene())
