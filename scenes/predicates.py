@@ -79,6 +79,17 @@ _goal("turn_on", "`object` (stove, faucet) is turned on.", (OBJECT,))
 _goal("turn_off", "`object` (stove, faucet) is turned off.", (OBJECT,))
 
 
+@register(
+    "opened_past",
+    (OBJECT, Param("share", NUMBER, 0.75)),
+    "the joint that moves `object` (`Robot.joint_of`: a drawer's slide, a door's hinge) is open "
+    "at least `share` of its travel.",
+)
+def opened_past(robot: Robot, object: str, share: float) -> bool:
+    joint = robot.joint_of(object)
+    return joint.open >= share * joint.travel
+
+
 @register("grasped", (OBJECT,), "both fingers touch `object` (robosuite's grasp check).")
 def grasped(robot: Robot, object: str) -> bool:
     return robot.is_grasped(object)

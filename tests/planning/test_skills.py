@@ -26,6 +26,7 @@ from tether.planning.skills import (
     Goal,
     Part,
     clearings,
+    owner,
     placements,
     skill_for,
     steps_for,
@@ -179,6 +180,22 @@ def test_an_object_taken_later_is_moved_out_of_a_drawers_way_before_it_opens():
     assert [s["subtree"] for s in plan.subtasks[0].steps] == ["make_way", "open_drawer"]
     assert clearings([goals[1], goals[0]], parts) == [[], []]
     assert clearings(goals[1:2], parts) == [[]]
+
+
+def test_a_hinged_door_is_swung_open_before_a_mug_slides_in_behind_it():
+    # a heating region under a roof too low for the hand, part of a fixture with a hinged door
+    region = Part((0.24, 0.16, 0.16), headroom=0.07)
+    parts = {"oven_1": Part((0.44, 0.45, 0.19), HINGE), "oven_1_heating_region": region,
+             "mug_1": BOX, "shelf_1": Part((0.4, 0.3, 0.3)), "shelf_1_inner_region": region}
+    goal = Goal("in", ("mug_1", "oven_1_heating_region"))
+    assert skill_for(goal, parts) == "slide_in"
+    swing = {"subtree": "swing_open", "with": {"door": "oven_1"}}
+    assert clearings([goal, Goal("close", ("oven_1",))], parts) == [[swing], []]
+    plan = plan_goals("put the mug in the oven", [goal], parts)
+    assert [s["subtree"] for s in plan.subtasks[0].steps] == ["swing_open", "slide_in"]
+    # a region whose owner turns on no hinge has no door to swing
+    assert clearings([Goal("in", ("mug_1", "shelf_1_inner_region"))], parts) == [[]]
+    assert owner("oven_1_heating_region", parts) == "oven_1" and owner("oven_1", parts) is None
 
 
 def test_the_planner_places_where_the_reference_does():

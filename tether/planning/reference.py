@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tether.errors import TetherError
-from tether.planning.skills import Goal, Parts, clearings, parts_of, placements, skill_for
+from tether.planning.skills import Goal, Parts, clearings, owner, parts_of, placements, skill_for
 from tether.scenes.bddl import read_problem
 from tether.scenes.catalogue import get_task
 from tether.scenes.joints import SLIDE
@@ -85,18 +85,11 @@ def goal_of(problem, parts: Parts) -> tuple[tuple[str, ...], ...]:
     steps: list[tuple[str, ...]] = []
     for lit in goal:
         if lit[0] == "in" and _moves(parts, lit[2]) \
-                and not opened & {lit[2], _owner(problem, lit[2])} \
+                and not opened & {lit[2], owner(lit[2], parts)} \
                 and ("open", lit[2]) not in goal:
             steps.append(("open", lit[2]))
         steps.append(lit)
     return tuple(sorted(steps, key=lambda g: (g[0] in LAST) - (g[0] in FIRST)))
-
-
-def _owner(problem, region: str) -> str | None:
-    """The object or fixture a region belongs to (its name is the region's prefix)."""
-    every = [*problem.object_names(), *(n for ns in problem.fixtures.values() for n in ns)]
-    names = [n for n in every if region.startswith(n + "_")]
-    return max(names, key=len) if names else None
 
 
 def _moves(parts: Parts, region: str) -> bool:

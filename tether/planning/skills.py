@@ -43,7 +43,10 @@ part on a slide, each object a later goal takes (by a grasp: every `on`/`in` but
 footprint comes within `CLEAR` of the box the sliding body passes through (`Part.swept`) and
 whose bottom is lower than that body's is taken and set down by `make_way`, along the part's
 opening until it is `CLEAR` past that box: the opened drawer would stand over it (the hand could
-no longer come down to it) or push it.
+no longer come down to it) or push it. Before a `slide_in` into a region of a fixture whose
+door turns on a hinge (the region's owner: the entity whose name and `_` begin the region's,
+BDDL's naming), `swing_open` swings that door as far open as it goes: part way open, its leaf
+can stand in the room the level hand needs in front of the opening.
 """
 
 from __future__ import annotations
@@ -228,7 +231,8 @@ def _tipped(obj: Part) -> float:
 
 def clearings(goals: Sequence[Goal], parts: Parts) -> list[list[dict]]:
     """Per goal, the steps to take before it (see the module docstring): before a slide is
-    opened, `make_way` for each object a later goal takes that stands in its way."""
+    opened, `make_way` for each object a later goal takes that stands in its way; before a
+    `slide_in`, `swing_open` for its region's hinged door."""
     before: list[list[dict]] = []
     for i, goal in enumerate(goals):
         part = parts.get(goal.args[0]) if goal.predicate == "open" else None
@@ -239,8 +243,21 @@ def clearings(goals: Sequence[Goal], parts: Parts) -> list[list[dict]]:
             if takes and _in_way(obj := parts[later.args[0]], part):
                 moved[later.args[0]] = {"subtree": "make_way", "with": {
                     "object": later.args[0], "part": goal.args[0], **_aside(obj, part)}}
-        before.append(list(moved.values()))
+        steps = list(moved.values())
+        if goal.predicate == "in" and all(a in parts for a in goal.args) \
+                and skill_for(goal, parts) == "slide_in" \
+                and (door := owner(goal.args[1], parts)) is not None \
+                and parts[door].joint == HINGE:
+            steps.append({"subtree": "swing_open", "with": {"door": door}})
+        before.append(steps)
     return before
+
+
+def owner(region: str, parts: Parts) -> str | None:
+    """The entity region `region` belongs to (BDDL's naming): the longest whose name and `_`
+    begin its name; None for none."""
+    names = [n for n in parts if region.startswith(n + "_")]
+    return max(names, key=len) if names else None
 
 
 def _in_way(obj: Part, part: Part) -> bool:
