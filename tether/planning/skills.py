@@ -45,8 +45,9 @@ whose bottom is lower than that body's is taken and set down by `make_way`, alon
 opening until it is `CLEAR` past that box: the opened drawer would stand over it (the hand could
 no longer come down to it) or push it. Before a `slide_in` into a region of a fixture whose
 door turns on a hinge (the region's owner: the entity whose name and `_` begin the region's,
-BDDL's naming), `swing_open` swings that door as far open as it goes: part way open, its leaf
-can stand in the room the level hand needs in front of the opening.
+BDDL's naming), `swing_open` swings that door further open when it stands open less than its
+`share` (three quarters): part way open, its leaf can stand in the room the level hand needs in
+front of the opening.
 """
 
 from __future__ import annotations
