@@ -26,6 +26,7 @@ from tether.scenes import quaternions
 from tether.scenes.grasps import (
     NoGraspLeft,
     Stall,
+    axis_of,
     clear_grasp,
     clear_handle_grasp,
     grasp_box,
@@ -53,8 +54,8 @@ class Target:
     it is taken by, as near its outer end as the hand has room: `clear_handle_grasp`, the wrist
     turned to close the fingers across it); these pass over the grasps whose way down stalled
     this episode (`tether.blackboard.grasp_stalls`) and raise `NoGraspLeft` when none is left),
-    `grasp_square` (its middle, with the
-    fingers closing across its thinner horizontal side), `slot` (a region's `top`, with the
+    `grasp_square` (the fingers closing across its thinner horizontal side, at its middle, or an
+    open-topped object's wall there at the rim), `slot` (a region's `top`, with the
     wrist turned so that the fingers close along the region's narrower side) or `door` (the
     hinge of its door, `Robot.hinge_of`: `offset` is then along the door, out of the face
     pushed to shut it, and up, and the fingers close along the door) or `joint` (the origin of
@@ -120,8 +121,11 @@ class Target:
             return robot.joint_of(name).origin + robot.joint_of(name).frame(self.closing) @ \
                 np.asarray(deref(self.offset), dtype=float)
         pos = robot.pose_of(name).pos.copy()
-        if self.at in ("grasp", "grasp_square"):
+        if self.at == "grasp":
             pos = grasp_point(*grasp_box(robot, name), hollow=robot.is_hollow(name))
+        elif self.at == "grasp_square":
+            pos = grasp_point(*grasp_box(robot, name), axis_of(self.yaw(robot)),
+                              hollow=robot.is_hollow(name))
         elif self.at in GRASP_ANCHORS:
             pos = self.grasp(robot)[0]
         elif self.at != "center":

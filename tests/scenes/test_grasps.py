@@ -9,6 +9,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from tests.trees.harness import compile_node, run
+from tether.behaviours.primitives import Target
 from tether.scenes.grasps import (
     BODY_DEPTH,
     EDGE_REACH,
@@ -270,6 +271,19 @@ def test_slot_yaw_lines_the_fingers_up_with_the_regions_narrow_side():
     assert slot_yaw(low, high, np.radians(-30)) == pytest.approx(-np.pi / 2)
     assert slot_yaw(low, high, np.radians(40)) == pytest.approx(np.pi / 2)
     assert slot_yaw(low[[1, 0, 2]], high[[1, 0, 2]], np.radians(-30)) == pytest.approx(0.0)
+
+
+def test_a_square_grasp_of_an_open_topped_object_pinches_the_wall_the_fingers_close_across():
+    """A mug 10.6 cm across, 14 cm along y with its handle: the fingers close along x, its thinner
+    side, so they pinch its -x wall at the rim, not straddle the +y wall's rim (nor come down
+    inside it)."""
+    mug = ([0.0, 0.0, 0.0525], [0.053, 0.07, 0.0525])
+    robot = BoxesFromAbove({"mug": mug}, ("mug",))
+    target = Target(object="mug", at="grasp_square")
+    low, high = robot.extent_of("mug")
+    assert abs(np.sin(target.yaw(robot))) == pytest.approx(1.0)  # closing along x
+    assert target.position(robot, np.zeros(3)) == pytest.approx(
+        [low[0] + RIM_INSET, 0.0, high[2] - RIM_DEPTH])
 
 
 def test_a_turned_grasp_that_stalled_twice_is_passed_over_for_the_next_candidate():
