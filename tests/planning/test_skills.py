@@ -31,7 +31,9 @@ from tether.planning.skills import (
     skill_for,
     steps_for,
 )
+from tether.scenes.grasps import EDGE_REACH
 from tether.scenes.joints import HINGE, SLIDE
+from tether.scenes.placing import INSET
 from tether.trees.compiler import LIBRARY, read_tree_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,6 +119,43 @@ def test_objects_sharing_a_target_are_set_down_side_by_side_and_inside_its_walls
     # three on one target: evenly from one side to the other
     three = [Goal("on", (n, "s")) for n in "abc"]
     assert [s["spot_x"] for s in placements(three, parts)] == [-SPREAD, 0.0, SPREAD]
+
+
+def test_objects_sharing_a_far_target_go_down_at_its_near_side_side_by_side_across():
+    """A stove's 15 cm burner 0.86 m out (libero_10_swap/8's), whose far side the arm does not
+    reach: the two pots go down INSET inside its edge nearer the arm's base, SPREAD either side
+    along the other axis; alone, or on a target within reach, as before."""
+    both = [Goal("on", ("a", "s")), Goal("on", ("b", "s"))]
+    near = round(0.15 / 2 - INSET, 6)
+    for toward, first, second in [((-1.0, 0.0), {"spot_x": -near, "spot_y": -SPREAD},
+                                   {"spot_x": -near, "spot_y": SPREAD}),
+                                  ((0.0, 1.0), {"spot_y": near, "spot_x": -SPREAD},
+                                   {"spot_y": near, "spot_x": SPREAD})]:
+        far = Part((0.15, 0.15, 0.005), reach=EDGE_REACH + 0.14, toward_base=toward)
+        assert placements(both, {"a": BOX, "b": BOX, "s": far}) == [first, second]
+        assert placements(both[:1], {"a": BOX, "s": far}) == [{}]
+    within = Part((0.15, 0.15, 0.005), reach=EDGE_REACH - 0.1, toward_base=(-1.0, 0.0))
+    assert placements(both, {"a": BOX, "b": BOX, "s": within}) == [
+        {"spot_x": -SPREAD}, {"spot_x": SPREAD}]
+
+
+def test_a_parts_reach_and_the_way_to_the_arms_base_are_read_from_the_robot():
+    import numpy as np
+
+    from tether.planning.skills import parts_of
+    from tether.scenes.kinematic import KinematicScene
+
+    class ArmAt(KinematicScene):
+        def reach(self, pos):
+            return float(np.hypot(pos[0] + 0.66, pos[1]))
+
+    robot = ArmAt({"burner": ([0.194, 0.065, 0.905], [0.075, 0.075, 0.0025])})
+    part = parts_of(robot)["burner"]
+    assert part.reach == pytest.approx(np.hypot(0.854, 0.065))
+    assert list(part.toward_base) == pytest.approx([-0.854 / part.reach, -0.065 / part.reach],
+                                                   abs=1e-3)
+    assert parts_of(KinematicScene({"burner": ([0.2, 0, 0.9], [0.07, 0.07, 0.01])}))[
+        "burner"].toward_base == (0.0, 0.0)  # no arm model: everything within reach
 
 
 def test_an_object_put_in_a_drawer_goes_toward_its_front_and_other_skills_get_no_spot():

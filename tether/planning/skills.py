@@ -29,7 +29,10 @@ Where a placed object goes in its target is one rule too, over the goals togethe
 (`placements`, `place`'s `spot_x`/`spot_y`): objects put on or in one target stand side by side
 along x, the first nearest the robot, each up to `SPREAD` m from the target's middle; on a
 surface its middle stays `INSET` inside the target's edge, in a container its narrower side
-stays inside the walls (with `MARGIN` for the fingers). An object put in a drawer goes
+stays inside the walls (with `MARGIN` for the fingers). On a target whose middle lies farther
+than `EDGE_REACH` from the arm's base (`Part.reach`), whose far side the arm may not reach, they
+stand as near its edge toward the base as that allows, side by side across (a stove at the
+table's far edge: its burner's near strip). An object put in a drawer goes
 `DRAWER_FRONT` m toward the drawer's front (its slide's opening direction): the cabinet above
 overhangs the drawer's back. An object laid in a drawer (`lay_in`, tipped `TILT` about world y,
 its lower end toward +x) comes down with that end at the drawer's far side along x, so that,
@@ -57,7 +60,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from tether.errors import TetherError
+from tether.scenes.grasps import EDGE_REACH
 from tether.scenes.joints import HINGE, SLIDE
 from tether.scenes.placing import INSET, MARGIN
 from tether.scenes.robot import Robot
@@ -99,8 +105,10 @@ class Part:
     joint), the free height above its middle (m; inf when open above), the world height of its
     bottom and the height at which something set on it rests (`Robot.surface`; both default to
     0: standing on one floor), its box's middle (world), for a part on a slide the box the
-    sliding body passes through as it opens fully (`Robot.swept`), and how far down from its
-    top it is made of thin parts only (`Robot.thin_top`: a carton's gable)."""
+    sliding body passes through as it opens fully (`Robot.swept`), how far down from its
+    top it is made of thin parts only (`Robot.thin_top`: a carton's gable), and how far its
+    middle lies from the arm's base horizontally (`Robot.reach`) and the horizontal unit
+    direction from it toward the base (both 0 for a robot without an arm model)."""
 
     size: tuple[float, float, float]
     joint: str | None = None
@@ -111,6 +119,8 @@ class Part:
     middle: tuple[float, float, float] = (0.0, 0.0, 0.0)
     swept: Box | None = None
     thin_top: float = 0.0
+    reach: float = 0.0
+    toward_base: tuple[float, float] = (0.0, 0.0)
 
 
 Parts = Mapping[str, Part]
@@ -130,10 +140,20 @@ def parts_of(robot: Robot, names: list[str] | None = None) -> dict[str, Part]:
         except TetherError:
             kind, opening = None, None
         swept = tuple(_floats(c) for c in robot.swept(name)) if kind == SLIDE else None
+        middle = (low + high) / 2
         parts[name] = Part(_floats(high - low), kind, opening, robot.headroom(name),
-                           float(low[2]), robot.surface(name), _floats((low + high) / 2), swept,
-                           robot.thin_top(name))
+                           float(low[2]), robot.surface(name), _floats(middle), swept,
+                           robot.thin_top(name), robot.reach(middle), _toward_base(robot, middle))
     return parts
+
+
+def _toward_base(robot: Robot, point: np.ndarray) -> tuple[float, float]:
+    """The horizontal unit direction from `point` toward the arm's base: `Robot.reach`'s
+    downhill slope, by central differences 1 cm wide (0, 0 where reach is flat: no arm model)."""
+    step = 0.01
+    slope = [(robot.reach(point - step * axis) - robot.reach(point + step * axis)) / (2 * step)
+             for axis in np.eye(3)[:2]]
+    return float(slope[0]), float(slope[1])
 
 
 def _floats(values) -> tuple[float, float, float]:
@@ -213,16 +233,29 @@ def placements(goals: Sequence[Goal], parts: Parts) -> list[dict[str, float]]:
                 if skill == "lay_in":
                     spot["spot_x"] = _rounded((target.size[0] - _tipped(obj)) / 2)
             elif (k := shared[goal.args[1]]) > 1:
-                half = target.size[0] / 2
-                room = half - min(obj.size[:2]) / 2 - MARGIN if goal.predicate == "in" \
-                    else half - INSET
+                across = 0  # objects sharing a target stand side by side along x ...
+                if target.reach > EDGE_REACH:  # ... but on a far one at its near side, across
+                    near = int(abs(target.toward_base[1]) > abs(target.toward_base[0]))
+                    side = math.copysign(_room(goal, obj, target, near),
+                                         target.toward_base[near])
+                    spot[f"spot_{'xy'[near]}"] = round(side, 6)
+                    across = 1 - near
                 i = done[goal.args[1]]
                 done[goal.args[1]] += 1
-                spot = {"spot_x": round(min(SPREAD, max(room, 0.0)) * (2 * i / (k - 1) - 1), 6)}
+                spread = min(SPREAD, _room(goal, obj, target, across)) * (2 * i / (k - 1) - 1)
+                spot[f"spot_{'xy'[across]}"] = round(spread, 6)
             if goal.predicate == "in" and target.joint is None and obj.thin_top > 0:
                 spot["depth"] = -round(target.size[2], 6)  # down to the floor: until it rests
         spots.append(spot)
     return spots
+
+
+def _room(goal: Goal, obj: Part, target: Part, axis: int) -> float:
+    """How far from the target's middle along world `axis` (0: x, 1: y) the object's middle may
+    go: `INSET` inside a surface's edge, or its narrower side inside a container's walls."""
+    half = target.size[axis] / 2
+    room = half - min(obj.size[:2]) / 2 - MARGIN if goal.predicate == "in" else half - INSET
+    return max(room, 0.0)
 
 
 def _tipped(obj: Part) -> float:
