@@ -42,6 +42,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError, did_you_mean
+from tether.scenes import quaternions
 from tether.scenes.aliases import resolve as resolve_alias
 from tether.scenes.arm_space import ArmSpace
 from tether.scenes.cameras import Cameras, View
@@ -85,7 +86,7 @@ def _off_square(quat: np.ndarray | None) -> float:
     (None: not at all)."""
     if quat is None:
         return 0.0
-    tilt = Pose(np.zeros(3), np.asarray(quat, dtype=float)).tilt
+    tilt = quaternions.tilt(quat)
     return min(tilt, abs(tilt - np.pi / 2))
 
 

@@ -58,6 +58,13 @@ def angle(q: Quat) -> float:
     return 2 * math.atan2(math.sqrt(x * x + y * y + z * z), abs(w))
 
 
+def tilt(q: Sequence[float]) -> float:
+    """How far (rad) the frame turned by `q` points its z axis from the world's -z (a hand from
+    pointing straight down): that axis, turned, rises 1 - 2 (x^2 + y^2)."""
+    x, y, _, _ = unit(q)
+    return math.acos(max(-1.0, min(1.0, 2 * (x * x + y * y) - 1)))
+
+
 def yaw(q: Sequence[float]) -> float:
     """The third of `q`'s extrinsic x-y-z Euler angles (`Rotation.as_euler("xyz")[2]`), 0 at a
     gimbal lock (where scipy warns)."""

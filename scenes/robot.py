@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from tether.errors import TetherError
 from tether.scenes import quaternions
@@ -46,8 +45,7 @@ class Pose:
     @property
     def tilt(self) -> float:
         """How far (rad) the hand points from straight down (its z axis from the world's -z)."""
-        pointing = Rotation.from_quat(self.quat).apply([0.0, 0.0, 1.0])
-        return float(np.arccos(np.clip(-pointing[2], -1.0, 1.0)))
+        return quaternions.tilt(self.quat)
 
 
 @dataclass(frozen=True)

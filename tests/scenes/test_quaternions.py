@@ -43,6 +43,16 @@ def test_the_yaw_is_scipys_third_extrinsic_euler_angle():
     assert quaternions.yaw(down) == pytest.approx(2.5)
 
 
+def test_the_tilt_is_the_angle_of_scipys_turned_z_axis_from_straight_down():
+    for q in FIRST:
+        pointing = Rotation.from_quat(q).apply([0.0, 0.0, 1.0])
+        assert quaternions.tilt(q) == pytest.approx(np.arccos(np.clip(-pointing[2], -1, 1)),
+                                                    abs=1e-9)
+    assert quaternions.tilt(Rotation.from_euler("xyz", [np.pi, 0.0, 1.0]).as_quat()) == \
+        pytest.approx(0.0, abs=1e-7)  # pointing down, any yaw
+    assert quaternions.tilt([0.0, 0.0, 0.0, 1.0]) == pytest.approx(np.pi)  # pointing up
+
+
 def test_at_a_gimbal_lock_the_yaw_is_zero_as_scipys():
     locked = Rotation.from_euler("xyz", [0.3, np.pi / 2, 0.4]).as_quat()
     with warnings.catch_warnings():
