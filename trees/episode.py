@@ -9,11 +9,14 @@ success is the task's own test, not the tree's status.
 Every episode starts from a clean blackboard. An exception raised while the tree is set up,
 ticked or stopped (by a leaf, a decorator, a guard's predicate, the command slot) ends the episode
 as a `TickError` naming the node it was raised in, by its path and the `file:line` of the tree
-file that wrote it, with the original exception as its `__cause__`.
+file that wrote it, with the original exception as its `__cause__`. Ctrl-C while ticking is taken
+at the next tick boundary (`interrupt_between_ticks`).
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -101,6 +104,36 @@ def located(root: py_trees.behaviour.Behaviour) -> Iterator[None]:
         raise TickError(paths[node], getattr(node, "origin", None), exc) from exc
 
 
+@contextmanager
+def interrupt_between_ticks() -> Iterator[Callable[[], None]]:
+    """Hold a Ctrl-C (SIGINT) until the loop calls the yielded check at a tick boundary, which
+    raises the `KeyboardInterrupt` there: raised anywhere, it can land in jitted or C code that
+    turns it into another error or loses it, or leave the simulator half stepped. A second
+    Ctrl-C raises at once, for a tick that never ends. Only where Python's own handler is
+    installed, in the main thread; elsewhere (an ignored SIGINT, a worker thread) the check
+    does nothing."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield lambda: None
+        return
+    pending: list[int] = []
+
+    def hold(signum: int, frame: Any) -> None:
+        if pending:
+            raise KeyboardInterrupt
+        pending.append(signum)
+
+    def check() -> None:
+        if pending:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield check
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def tick_once(root: py_trees.behaviour.Behaviour,
               visitor: py_trees.visitors.SnapshotVisitor | None = None) -> None:
     """Tick `root` once, `visitor` (when given) visiting each node ticked: `BehaviourTree.tick`
@@ -141,28 +174,30 @@ def run_episode(root: py_trees.behaviour.Behaviour, robot: Robot, *, budget: int
     outcome = outcome or robot.success
     ticks, reached = 0, False
     order: dict = {}  # node id -> (place in the tree, node): the visited nodes in tree order
-    while robot.steps < budget:
-        with located(root):
-            tick_once(root, visitor)
-        ticks += 1
-        action, by = COMMAND.take()
-        finished = root.status in (Status.SUCCESS, Status.FAILURE)
-        if action is not None:
-            robot.step(action)
-        elif not finished:
-            robot.hold()
-        if visitor is not None:
-            if not order.keys() >= visitor.visited.keys():  # new nodes: a subtree was replaced
-                order = {n.id: (k, n) for k, n in enumerate(root.iterate())}
-            tip = root.tip()
-            tick = Tick(ticks, root.status, tip.name if tip else None, action, by,
-                        [n for _, n in sorted(order[i] for i in visitor.visited)])
-            for observe in observers:
-                observe(tick)
-        if finished:
-            break
-        if until_goal and (reached := bool(outcome())):
-            break
+    with interrupt_between_ticks() as interrupted:
+        while robot.steps < budget:
+            interrupted()
+            with located(root):
+                tick_once(root, visitor)
+            ticks += 1
+            action, by = COMMAND.take()
+            finished = root.status in (Status.SUCCESS, Status.FAILURE)
+            if action is not None:
+                robot.step(action)
+            elif not finished:
+                robot.hold()
+            if visitor is not None:
+                if not order.keys() >= visitor.visited.keys():  # new nodes: a subtree was replaced
+                    order = {n.id: (k, n) for k, n in enumerate(root.iterate())}
+                tip = root.tip()
+                tick = Tick(ticks, root.status, tip.name if tip else None, action, by,
+                            [n for _, n in sorted(order[i] for i in visitor.visited)])
+                for observe in observers:
+                    observe(tick)
+            if finished:
+                break
+            if until_goal and (reached := bool(outcome())):
+                break
     statuses = node_statuses(root)
     ended_by = ("tree" if root.status in (Status.SUCCESS, Status.FAILURE) else
                 "goal" if reached else "budget")

@@ -3,6 +3,9 @@ commands, budgets count steps, every episode starts clean, success is the task's
 
 from __future__ import annotations
 
+import os
+import signal
+
 import numpy as np
 import pytest
 
@@ -24,7 +27,7 @@ from tether.blackboard.episode import CommandConflict, storage
 from tether.blackboard.references import MissingKey
 from tether.errors import TetherError, TickError
 from tether.scenes.robot import CLOSE
-from tether.trees.episode import run_episode
+from tether.trees.episode import interrupt_between_ticks, run_episode
 
 PICK_PLACE_STEPS = f"""
       - move_to: {{object: {BOWL}}}
@@ -346,3 +349,51 @@ def test_a_tree_100_nodes_deep_runs(tmp_path):
     result, _ = run(root, robot)
     assert len(result.node_status) == 100
     assert result.tree_status == "FAILURE"  # 99 inverters of a success
+
+
+# --- Ctrl-C: taken at the next tick boundary ----------------------------------------------------
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler, as in a command run at a terminal (a background test run
+    may ignore SIGINT)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_in_the_middle_of_a_step_ends_the_episode_after_that_step(tmp_path,
+                                                                         python_sigint):
+    robot = scene()
+    root = compile_node(tmp_path, "sequence: [{move_to: [0.1, 0, 0.2]}, {wait: 50}]", robot)
+    step = robot.step
+
+    def ctrl_c_on_third(action):
+        if robot.steps == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # delivered while the step is under way
+        step(action)
+
+    robot.step = ctrl_c_on_third
+    with pytest.raises(KeyboardInterrupt):
+        run_episode(root, robot, budget=100)
+    assert robot.steps == 3
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_second_ctrl_c_raises_at_once(python_sigint):
+    with interrupt_between_ticks() as interrupted:
+        os.kill(os.getpid(), signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt):
+            interrupted()
+
+
+def test_an_ignored_ctrl_c_stays_ignored():
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with interrupt_between_ticks() as interrupted:
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGINT)
+            interrupted()
+    finally:
+        signal.signal(signal.SIGINT, before)
